@@ -29,8 +29,15 @@ config.substitutions.append(
 # After %cmake_configure, which it is a prefix of.
 config.substitutions.append(("%cmake", config.cmake_command))
 
+config.substitutions.append(("%python", config.python_executable))
+testdata = "/usr/share/libonnx-testdata/data"
+if os.path.isdir(testdata):
+    config.available_features.add("onnx-testdata")
+    config.substitutions.append(("%onnx_testdata", testdata))
+
 tools = [ToolSubst("mncc-opt", unresolved="fatal")]
-for name in ["mncc-layout", "mncc-sim", "mncc-translate", "mncc"]:
+for name in ["mncc-conformance", "mncc-layout", "mncc-sim", "mncc-translate",
+             "mncc"]:
     if os.path.exists(os.path.join(config.mncc_tools_dir, name)):
         tools.append(ToolSubst(name))
         config.available_features.add(name)

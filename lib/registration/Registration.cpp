@@ -3,6 +3,7 @@
 #include "mncc/Registration.h"
 
 #include "mncc/dialects/graph/GraphDialect.h"
+#include "mncc/dialects/onnx/OnnxDialect.h"
 #include "mncc/passes/graph/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -13,7 +14,7 @@
 #include "mlir/Transforms/Passes.h"
 
 void mncc::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<graph::GraphDialect, mlir::arith::ArithDialect,
+  registry.insert<graph::GraphDialect, onnx::OnnxDialect, mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
   mlir::func::registerInlinerExtension(registry);
 }

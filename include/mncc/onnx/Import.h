@@ -1,0 +1,43 @@
+//===- Import.h - ONNX models into the onnx dialect ----------*- C++ -*-===//
+
+#ifndef MNCC_ONNX_IMPORT_H
+#define MNCC_ONNX_IMPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace mncc {
+
+struct OnnxImportOptions {
+  /// Static shapes for graph inputs, name -> dimensions: the device needs
+  /// static shapes, and models often leave the batch dimension open.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> inputShapes;
+  /// Tensors of at least this many bytes are kept as MLIR resources
+  /// (dense_resource) rather than inline literals.
+  size_t resourceThresholdBytes = 1024;
+};
+
+/// Parses `NAME:D0,D1,...` (the --input-shape syntax).
+llvm::Expected<std::pair<std::string, std::vector<int64_t>>>
+parseInputShape(llvm::StringRef spec);
+
+/// Imports a binary (.onnx) or text-syntax ONNX model. Weights are read
+/// once, straight from the file into the resources that hold them. On
+/// failure, reports located diagnostics through the context and returns null.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context,
+               const OnnxImportOptions &options = {});
+
+} // namespace mncc
+
+#endif // MNCC_ONNX_IMPORT_H

@@ -1,0 +1,69 @@
+//===- Diagnostics.cpp - How mncc tools print diagnostics -----------------===//
+
+#include "mncc/support/Diagnostics.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The file of a location and, for a node of a binary model, its name.
+struct ModelPlace {
+  std::string file;
+  std::string node;
+  bool inBinaryModel = false;
+};
+
+ModelPlace placeOf(Location loc) {
+  ModelPlace place;
+  if (auto named = llvm::dyn_cast<NameLoc>(loc)) {
+    place = placeOf(named.getChildLoc());
+    if (place.inBinaryModel)
+      place.node = named.getName().str();
+    return place;
+  }
+  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc)) {
+    place.file = file.getFilename().str();
+    place.inBinaryModel = file.getLine() == 0;
+  }
+  return place;
+}
+
+const char *severityName(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error: return "error";
+  case DiagnosticSeverity::Warning: return "warning";
+  case DiagnosticSeverity::Remark: return "remark";
+  case DiagnosticSeverity::Note: return "note";
+  }
+  return "error";
+}
+
+} // namespace
+
+mncc::ToolDiagnosticHandler::ToolDiagnosticHandler(llvm::SourceMgr &sourceMgr,
+                                                   MLIRContext *context)
+    : SourceMgrDiagnosticHandler(sourceMgr, context) {
+  // Replace the handler the base class registered; the base still prints
+  // diagnostics located in text.
+  setHandler([this](Diagnostic &diagnostic) {
+    ModelPlace place = placeOf(diagnostic.getLocation());
+    if (!place.inBinaryModel) {
+      emitDiagnostic(diagnostic);
+      return success();
+    }
+    llvm::raw_ostream &os = llvm::errs();
+    os << place.file << ": " << severityName(diagnostic.getSeverity())
+       << ": ";
+    if (!place.node.empty() && diagnostic.str().find("node '") ==
+                                   std::string::npos)
+      os << "node '" << place.node << "': ";
+    os << diagnostic.str() << "\n";
+    for (const Diagnostic &note : diagnostic.getNotes())
+      os << place.file << ": note: " << note.str() << "\n";
+    return success();
+  });
+}
