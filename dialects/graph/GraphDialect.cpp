@@ -2,6 +2,8 @@
 
 #include "mncc/dialects/graph/GraphDialect.h"
 
+#include "mncc/layout/Layout.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
@@ -41,13 +43,23 @@ Attribute GraphDialect::parseAttribute(DialectAsmParser &parser,
         << spec << "'";
     return {};
   }
-  StringRef text =
-      spec.drop_front(kLayoutPrefix.size()).drop_back().trim();
-  if (text.empty()) {
+  StringRef text = spec.drop_front(kLayoutPrefix.size()).drop_back();
+  if (text.trim().empty()) {
     parser.emitError(parser.getNameLoc(), "empty layout");
     return {};
   }
-  return LayoutAttr::get(getContext(), text);
+  mncc::layout::LayoutResult<mncc::layout::Layout> layout =
+      mncc::layout::parseLayout(std::string_view(text.data(), text.size()));
+  if (!layout) {
+    // Point at the offending character of the layout in the source.
+    const mncc::layout::LayoutError &error = layout.error();
+    llvm::SMLoc at = parser.getNameLoc();
+    if (error.column > 0 && error.column <= text.size() + 1)
+      at = llvm::SMLoc::getFromPointer(text.data() + error.column - 1);
+    parser.emitError(at, "invalid layout: ") << error.message;
+    return {};
+  }
+  return LayoutAttr::get(getContext(), layout->str());
 }
 
 void GraphDialect::printAttribute(Attribute attr,
@@ -57,6 +69,72 @@ void GraphDialect::printAttribute(Attribute attr,
     return;
   }
   llvm_unreachable("unknown mngraph attribute");
+}
+
+/// The element type as lib/layout names it, for the W check.
+static std::optional<mncc::layout::DType> layoutDTypeOf(Type type) {
+  using mncc::layout::DType;
+  if (type.isF16()) return DType::F16;
+  if (type.isBF16()) return DType::BF16;
+  if (type.isF32()) return DType::F32;
+  if (type.isF64()) return DType::F64;
+  if (type.isInteger(1)) return DType::Bool;
+  if (auto integer = llvm::dyn_cast<IntegerType>(type)) {
+    bool isUnsigned = integer.isUnsigned();
+    switch (integer.getWidth()) {
+    case 8: return isUnsigned ? DType::U8 : DType::I8;
+    case 16: return isUnsigned ? DType::U16 : DType::I16;
+    case 32: return isUnsigned ? DType::U32 : DType::I32;
+    case 64: return isUnsigned ? DType::U64 : DType::I64;
+    default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+LogicalResult
+LayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                           function_ref<InFlightDiagnostic()> emitError) const {
+  auto layout = mncc::layout::parseLayout(
+      std::string_view(getText().data(), getText().size()));
+  if (!layout)
+    return emitError() << "invalid layout: " << layout.error().str();
+  if (layout->dims.size() != shape.size())
+    return emitError() << "layout " << getText() << " has "
+                       << layout->dims.size()
+                       << " dimension groups, but the tensor has rank "
+                       << shape.size();
+  for (auto [dim, size] : llvm::enumerate(shape)) {
+    if (ShapedType::isDynamic(size))
+      continue;
+    if (layout->shape && (*layout->shape)[dim] != size)
+      return emitError() << "layout " << getText() << " is for a tensor of "
+                         << (*layout->shape)[dim] << " elements along "
+                         << "dimension " << dim << ", this one has " << size;
+    int64_t span = layout->span(dim);
+    if (size > span)
+      return emitError() << "layout " << getText() << " places " << span
+                         << " elements along dimension " << dim
+                         << ", but the tensor has " << size;
+  }
+  std::optional<mncc::layout::DType> dtype = layoutDTypeOf(elementType);
+  if (!dtype)
+    return emitError() << "element type " << elementType
+                       << " cannot be placed on MN-Core 2";
+  // Where the tensor lives (LM, DRAM) is decided later; here the layout must
+  // fit the hardware's axes and the element type. DRAM is the largest
+  // memory, so only those checks can fail.
+  mncc::layout::ValidationOptions options;
+  options.dtype = *dtype;
+  options.memory = mncc::layout::MemoryKind::DRAM;
+  for (const mncc::layout::LayoutError &error :
+       mncc::layout::validateLayout(*layout, options)) {
+    // Too large to check exhaustively is not an error of the layout.
+    if (llvm::StringRef(error.message).starts_with("cannot verify"))
+      continue;
+    return emitError() << "layout " << getText() << ": " << error.str();
+  }
+  return success();
 }
 
 LayoutAttr mncc::graph::getLayout(Type type) {

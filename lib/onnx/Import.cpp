@@ -944,36 +944,36 @@ OwningOpRef<ModuleOp> Importer::run(::onnx::ModelProto &model) {
   return module;
 }
 
+/// The ONNX text syntax starts with the model header, '<'; anything else is
+/// read as binary protobuf.
+static bool isTextSyntax(llvm::StringRef head) {
+  return head.ltrim().starts_with("<");
+}
+
 OwningOpRef<ModuleOp> mncc::importOnnxFile(llvm::StringRef path,
                                            MLIRContext *context,
                                            const OnnxImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  ::onnx::ModelProto model;
-
-  // The text syntax starts with '<' (the model header); anything else is
-  // read as binary protobuf, straight from the file descriptor so that the
-  // weights are read exactly once.
   auto head = llvm::MemoryBuffer::getFileSlice(path, 64, 0);
   if (!head)
     return (emitError(fileLoc) << "cannot read: " << head.getError().message(),
             nullptr);
-  llvm::StringRef start = (*head)->getBuffer().ltrim();
-  if (start.starts_with("<")) {
+  if (isTextSyntax((*head)->getBuffer())) {
     auto text = llvm::MemoryBuffer::getFile(path);
     if (!text)
       return (emitError(fileLoc) << "cannot read: "
                                  << text.getError().message(),
               nullptr);
-    if (llvm::Error problem =
-            onnxlib::parseText((*text)->getBuffer(), model))
-      return (emitError(fileLoc) << "not a valid ONNX text model: "
-                                 << llvm::toString(std::move(problem)),
-              nullptr);
-  } else {
-    int fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      return (emitError(fileLoc) << "cannot open: " << strerror(errno),
-              nullptr);
+    return importOnnxBytes((*text)->getBuffer(), path, context, options);
+  }
+  // Binary models are parsed straight from the file descriptor, so that the
+  // weights are read exactly once, into the strings the resources keep.
+  ::onnx::ModelProto model;
+  int fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return (emitError(fileLoc) << "cannot open: " << strerror(errno),
+            nullptr);
+  {
     google::protobuf::io::FileInputStream stream(fd);
     stream.SetCloseOnDelete(true);
     if (!model.ParseFromZeroCopyStream(&stream))
@@ -983,5 +983,28 @@ OwningOpRef<ModuleOp> mncc::importOnnxFile(llvm::StringRef path,
               nullptr);
   }
   Importer importer(path, context, options);
+  return importer.run(model);
+}
+
+OwningOpRef<ModuleOp> mncc::importOnnxBytes(llvm::StringRef bytes,
+                                            llvm::StringRef name,
+                                            MLIRContext *context,
+                                            const OnnxImportOptions &options) {
+  Location fileLoc = FileLineColLoc::get(context, name, 0, 0);
+  ::onnx::ModelProto model;
+  if (isTextSyntax(bytes.take_front(64))) {
+    if (llvm::Error problem = onnxlib::parseText(bytes, model))
+      return (emitError(fileLoc) << "not a valid ONNX text model: "
+                                 << llvm::toString(std::move(problem)),
+              nullptr);
+  } else if (bytes.size() > INT_MAX ||
+             !model.ParseFromArray(bytes.data(),
+                                   static_cast<int>(bytes.size()))) {
+    return (emitError(fileLoc)
+                << "not a valid ONNX model: the file is truncated or corrupt "
+                   "(it does not parse as an ONNX protobuf)",
+            nullptr);
+  }
+  Importer importer(name, context, options);
   return importer.run(model);
 }

@@ -38,6 +38,13 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context,
                const OnnxImportOptions &options = {});
 
+/// Imports a model held in memory (binary or text syntax). `name` names it
+/// in diagnostics, and its folder is where external data is looked for.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxBytes(llvm::StringRef bytes, llvm::StringRef name,
+                mlir::MLIRContext *context,
+                const OnnxImportOptions &options = {});
+
 } // namespace mncc
 
 #endif // MNCC_ONNX_IMPORT_H

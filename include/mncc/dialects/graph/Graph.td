@@ -9,6 +9,7 @@
 #define MNCC_DIALECTS_GRAPH_GRAPH_TD
 
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/TensorEncoding.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -36,7 +37,8 @@ def Graph_Dialect : Dialect {
 class Graph_Attr<string name, list<Trait> traits = []>
     : AttrDef<Graph_Dialect, name, traits>;
 
-def Graph_LayoutAttr : Graph_Attr<"Layout"> {
+def Graph_LayoutAttr : Graph_Attr<"Layout",
+    [DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "Placement of a tensor on MN-Core 2 in the MLSDK notation";
   let description = [{
     One parenthesized group per tensor dimension, each split into modes
@@ -44,6 +46,10 @@ def Graph_LayoutAttr : Graph_Attr<"Layout"> {
     MAB, PE, W and Time, and a plain `size:stride` is an address in long
     words. `; B@[...]` names the axes the tensor is replicated over.
     docs/layout.md defines the notation.
+
+    The text is parsed and kept in canonical form; as the encoding of a
+    tensor it must have one group per dimension, cover the tensor's shape,
+    and fit its element type (W) and the hardware's axes.
   }];
   let parameters = (ins StringRefParameter<"layout in MLSDK notation">:$text);
   // No mnemonic: GraphDialect::parseAttribute reads the raw text.

@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""Exports torchvision models with random weights to ONNX, for the benches.
+
+Run with Debian's interpreter (/usr/bin/python3), which has python3-torch
+and python3-torchvision:
+
+    /usr/bin/python3 bench/models/export_torchvision.py OUT_DIR [MODEL...]
+
+Weights are random (seed 0): the benches measure speed, not accuracy, and
+nothing is downloaded.
+"""
+
+import os
+import sys
+
+import torch
+import torchvision
+
+MODELS = {
+    "resnet18": torchvision.models.resnet18,
+    "resnet50": torchvision.models.resnet50,
+    "mobilenet_v2": torchvision.models.mobilenet_v2,
+    "squeezenet1_1": torchvision.models.squeezenet1_1,
+}
+
+
+def export(name, out_dir):
+    torch.manual_seed(0)
+    model = MODELS[name](weights=None).eval()
+    path = os.path.join(out_dir, name + ".onnx")
+    image = torch.randn(1, 3, 224, 224)
+    torch.onnx.export(model, image, path, opset_version=17,
+                      input_names=["input"], output_names=["output"],
+                      do_constant_folding=True)
+    print("%s: %s (%.1f MB)" % (name, path, os.path.getsize(path) / 1e6))
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    for name in sys.argv[2:] or list(MODELS):
+        if name not in MODELS:
+            sys.exit("unknown model %s; known: %s" % (name, ", ".join(MODELS)))
+        export(name, out_dir)
+
+
+if __name__ == "__main__":
+    main()
