@@ -4,18 +4,25 @@ set -euo pipefail
 build=${1:-build}
 bin="$build/bin"
 here="$(cd "$(dirname "$0")/.." && pwd)"
+model="$here/examples/models/tiny_cnn.onnxtxt"
+gather_layout='((75_Time:4, 8_L2B:1, 16_MAB:1, 4:1, 4:4), (4_Time:1, 24:16, 4_W:1, 4_PE:1); B@[L1B])'
 
 section() { printf '\n=== %s ===\n' "$1"; }
 
-section "mncc-opt: the dialects and passes it knows"
-"$bin/mncc-opt" --version | tail -n 1
-"$bin/mncc-opt" --help | grep -E "Available Dialects|--mngraph-"
+section "1. An ONNX model: what it holds (mncc summary)"
+"$bin/mncc" summary "$model"
 
-section "A graph placed on MN-Core 2 (examples/graph/layout-switches.mlir)"
-grep -v '^//' "$here/examples/graph/layout-switches.mlir"
+section "2. The ONNX stage: the model as MLIR (mncc-translate --import-onnx)"
+"$bin/mncc-translate" --import-onnx "$model" --mlir-elide-resource-strings-if-larger=64 |
+  head -n 20
 
-section "Canonicalized: the switch chain x -> a -> b is one switch x -> b"
+section "3. MN-Core 2 layouts: where row 1000, column 37 of a 151936x1536 embedding lives"
+echo "layout: $gather_layout"
+"$bin/mncc-layout" locate "$gather_layout" --index 1000,37 | head -n 3
+echo "... one copy on each of the 8 L1B (B@[L1B])"
+
+section "4. The optimized graph: layout switches fold (mncc-opt --canonicalize)"
 "$bin/mncc-opt" --canonicalize "$here/examples/graph/layout-switches.mlir"
 
-section "With the layouts stripped: the host-side computation"
+section "5. The same graph with layouts stripped: the host computation"
 "$bin/mncc-opt" --mngraph-strip-layouts "$here/examples/graph/layout-switches.mlir"
