@@ -1,0 +1,144 @@
+//===- Kernel.h - Operator kernels of the reference executor --*- C++ -*-===//
+//
+// A kernel computes one ONNX operator exactly as ONNX defines it, for every
+// element type ONNX allows. It reads its inputs and attributes from a
+// KernelContext and sets its outputs; it reports bad input through Status,
+// never by throwing or aborting. Kernels are found by (domain, op type) in
+// one registry, so dispatch is a table lookup: the interpreter over the
+// onnx dialect uses it today, the one over the graph dialect will later.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNCC_REFERENCE_KERNEL_H
+#define MNCC_REFERENCE_KERNEL_H
+
+#include "mncc/reference/Tensor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mncc::reference {
+
+/// Success, or a message saying what is wrong (the interpreter adds which
+/// node).
+class Status {
+public:
+  static Status success() { return Status(); }
+  static Status error(std::string message) {
+    Status status;
+    status.message_ = std::move(message);
+    status.ok_ = false;
+    return status;
+  }
+  bool ok() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  const std::string &message() const { return message_; }
+
+private:
+  bool ok_ = true;
+  std::string message_;
+};
+
+/// An ONNX attribute value.
+struct Attribute {
+  enum class Kind {
+    Float,
+    Int,
+    String,
+    Tensor,
+    Graph,
+    Floats,
+    Ints,
+    Strings,
+    Tensors,
+    Graphs,
+    TypeProto
+  };
+  Kind kind = Kind::Int;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  reference::Tensor t;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<reference::Tensor> tensors;
+  /// For TypeProto: the element type of the tensor type it names.
+  DType elementType = DType::Undefined;
+};
+
+/// What a kernel sees of its node.
+class KernelContext {
+public:
+  virtual ~KernelContext() = default;
+
+  virtual std::string_view opType() const = 0;
+
+  /// Inputs as the node lists them; an omitted optional input is nullptr.
+  virtual size_t numInputs() const = 0;
+  virtual const Value *input(size_t index) const = 0;
+  /// The input as a tensor, or nullptr if omitted or not a tensor.
+  const Tensor *inputTensor(size_t index) const {
+    const Value *value = index < numInputs() ? input(index) : nullptr;
+    return value && value->isTensor() ? &value->tensor : nullptr;
+  }
+
+  /// Outputs the node asks for (trailing optional outputs may be absent).
+  virtual size_t numOutputs() const = 0;
+  /// Whether the node wants output `index` (it may leave it unnamed).
+  virtual bool wantsOutput(size_t index) const = 0;
+  virtual void setOutput(size_t index, Value value) = 0;
+
+  virtual const Attribute *attribute(std::string_view name) const = 0;
+  bool hasAttribute(std::string_view name) const {
+    return attribute(name) != nullptr;
+  }
+  int64_t getInt(std::string_view name, int64_t fallback) const;
+  float getFloat(std::string_view name, float fallback) const;
+  std::string getString(std::string_view name,
+                        std::string_view fallback) const;
+  std::vector<int64_t> getInts(std::string_view name,
+                               std::vector<int64_t> fallback = {}) const;
+  std::vector<float> getFloats(std::string_view name,
+                               std::vector<float> fallback = {}) const;
+  std::vector<std::string>
+  getStrings(std::string_view name,
+             std::vector<std::string> fallback = {}) const;
+
+  /// Runs the subgraph held by graph attribute `name` (If, Loop, Scan) on
+  /// `inputs` (its formal inputs, in order); it may read the values of the
+  /// enclosing graphs.
+  virtual Status runGraph(std::string_view name,
+                          const std::vector<Value> &inputs,
+                          std::vector<Value> &outputs) = 0;
+
+  /// A seed for random operators without a `seed` attribute: fixed per
+  /// node, so the same model and inputs give the same outputs.
+  virtual uint64_t defaultSeed() const = 0;
+};
+
+using KernelFn = Status (*)(KernelContext &context);
+
+/// Registers a kernel for an operator of `domain` ("" is ai.onnx).
+/// Registering the same operator twice keeps the first.
+void registerKernel(std::string_view domain, std::string_view opType,
+                    KernelFn kernel);
+/// The kernel of an operator, or nullptr.
+KernelFn lookupKernel(std::string_view domain, std::string_view opType);
+/// Every registered (domain, op type), sorted.
+std::vector<std::pair<std::string, std::string>> registeredKernels();
+
+/// Registers at static-initialization time:
+///   MNCC_REFERENCE_KERNEL("", Add, addKernel);
+#define MNCC_REFERENCE_KERNEL(DOMAIN, OP, FN)                                  \
+  static const bool mnccReferenceKernel_##OP##_registered = [] {              \
+    ::mncc::reference::registerKernel(DOMAIN, #OP, FN);                       \
+    return true;                                                              \
+  }()
+
+} // namespace mncc::reference
+
+#endif // MNCC_REFERENCE_KERNEL_H
