@@ -35,8 +35,8 @@ void OnnxDialect::registerTypes() {
 }
 
 static const OnnxOpInfo kOnnxOps[] = {
-#define ONNX_OP(OpClass, opType, domain, sinceVersion)                        \
-  {opType, domain, sinceVersion},
+#define ONNX_OP(OpClass, opType, domain, sinceVersion, graphAttributes)       \
+  {opType, domain, sinceVersion, graphAttributes},
 #include "mncc/dialects/onnx/OnnxOpTable.inc"
 };
 

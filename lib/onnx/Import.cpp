@@ -203,13 +203,37 @@ LogicalResult Importer::checkGraph(::onnx::GraphProto &graph,
       return error() << describeNode(node, index, graphPath) << ": its domain '"
                      << (domain.empty() ? "ai.onnx" : domain)
                      << "' is not in the model's opset_import";
-    if ((domain.empty() || domain == kTrainingDomain) &&
-        !onnxlib::lookupSchema(node.op_type(), domain, opset->second).found)
-      return error() << describeNode(node, index, graphPath)
-                     << ": there is no operator '" << node.op_type()
-                     << "' in domain '" << (domain.empty() ? "ai.onnx" : domain)
-                     << "' at opset " << opset->second;
+    if (domain.empty() || domain == kTrainingDomain) {
+      onnxlib::SchemaInfo schema =
+          onnxlib::lookupSchema(node.op_type(), domain, opset->second);
+      if (!schema.found)
+        return error() << describeNode(node, index, graphPath)
+                       << ": there is no operator '" << node.op_type()
+                       << "' in domain '"
+                       << (domain.empty() ? "ai.onnx" : domain)
+                       << "' at opset " << opset->second;
+      // libonnx's converter and inference trust the attributes; check them.
+      for (const auto &attribute : node.attribute())
+        if (!schema.attributeTypes.count(attribute.name()))
+          return error() << describeNode(node, index, graphPath) << ": "
+                         << node.op_type() << " at opset " << opset->second
+                         << " has no attribute '" << attribute.name() << "'";
+      for (const std::string &required : schema.requiredAttributes)
+        if (llvm::none_of(node.attribute(), [&](const auto &attribute) {
+              return attribute.name() == required;
+            }))
+          return error() << describeNode(node, index, graphPath)
+                         << ": the required attribute '" << required
+                         << "' is missing";
+    }
   }
+  for (const auto &output : graph.output())
+    if (!defined.contains(output.name()) && !producer.contains(output.name()))
+      return error() << (graphPath.empty() ? std::string("graph")
+                                           : graphPath.str())
+                     << " output '" << output.name()
+                     << "' is not a graph input, an initializer, or the "
+                        "output of any node";
 
   // Order the nodes so that each comes after the producers of its inputs
   // (ONNX asks for it; exporters do not always comply). What cannot be

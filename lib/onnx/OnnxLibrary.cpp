@@ -119,8 +119,11 @@ onnxlib::SchemaInfo onnxlib::lookupSchema(llvm::StringRef opType,
       info.inputs.push_back(std::move(formal));
     }
     info.outputCount = schema->outputs().size();
-    for (const auto &[name, attribute] : schema->attributes())
+    for (const auto &[name, attribute] : schema->attributes()) {
       info.attributeTypes[name] = attribute.type;
+      if (attribute.required)
+        info.requiredAttributes.push_back(name);
+    }
   } catch (...) {
     info = SchemaInfo();
   }

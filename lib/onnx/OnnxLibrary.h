@@ -53,6 +53,7 @@ struct SchemaInfo {
   /// Attribute name -> AttributeProto::AttributeType, sorted by name (the
   /// order in which graph attributes become regions).
   std::map<std::string, int> attributeTypes;
+  std::vector<std::string> requiredAttributes;
 };
 SchemaInfo lookupSchema(llvm::StringRef opType, llvm::StringRef domain,
                         int opset);

@@ -241,9 +241,13 @@ std::optional<TensorStash::Entry> TensorStash::take(llvm::StringRef name) {
   return entry;
 }
 
-/// Packs a typed field into raw_data layout.
-static llvm::Expected<std::unique_ptr<std::string>>
-packTypedField(const TensorProto &tensor, int64_t count) {
+llvm::Expected<std::unique_ptr<std::string>>
+mncc::packTypedField(const TensorProto &tensor, int64_t count) {
+  if (typedFieldSize(tensor).value_or(-1) != count)
+    return dataError("its typed data holds " +
+                     std::to_string(typedFieldSize(tensor).value_or(0)) +
+                     " values, but " + shapeText(tensor) + " needs " +
+                     std::to_string(count));
   size_t elementBytes = tensorElementBytes(tensor.data_type());
   auto bytes = std::make_unique<std::string>(count * elementBytes, '\0');
   char *out = bytes->data();

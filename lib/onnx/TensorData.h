@@ -33,6 +33,11 @@ size_t tensorElementBytes(int32_t dataType);
 std::string checkTensorData(const ::onnx::TensorProto &tensor,
                             llvm::StringRef modelPath);
 
+/// The values of a tensor's typed field (float_data, int32_data, ...) in
+/// raw_data layout; `count` must be what checkTensorData accepted.
+llvm::Expected<std::unique_ptr<std::string>>
+packTypedField(const ::onnx::TensorProto &tensor, int64_t count);
+
 /// Large initializers taken out of a model while libonnx works on it.
 class TensorStash {
 public:

@@ -1,23 +1,34 @@
 //===- mncc-conformance.cpp - ONNX test data as mncc's conformance suite --===//
 //
-//   mncc-conformance --stage=frontend --suite=DIR [--suite=DIR...]
+//   mncc-conformance --stage=frontend|run [--device=pfvm:cpu] --suite=DIR...
 //                    [--report=FILE.json] [--markdown=FILE.md]
+//                    [--baseline=FILE]
 //
-// Every case is a folder with a model.onnx (the layout of ONNX's backend
-// test data). The front-end stage checks that each model imports, verifies,
-// exports to a model the ONNX checker accepts, and imports again to the same
-// IR. Each case ends as pass, fail (with the reason) or skip (with the
-// reason); the last line is "N passed, N failed, N skipped".
+// Every case is a folder with a model.onnx and test_data_set_*/ folders of
+// input_*.pb and output_*.pb (the layout of ONNX's backend test data).
+// - frontend: each model imports, verifies, exports to a model the ONNX
+//   checker accepts, and imports again to the same IR.
+// - run: each model runs on the device, and every output matches the
+//   stored one within ONNX's backend tolerances (rtol 1e-3, atol 1e-7;
+//   models with random operators compare dtype and shape only).
+// Each case ends as pass, fail, unsupported (no kernel for an operator) or
+// skip, each with its reason; the last line is "N passed, N failed, N
+// skipped" (unsupported cases count as skipped). With --baseline, the run
+// fails if fewer cases pass than the number in that file.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mncc/Registration.h"
+#include "mncc/dialects/onnx/OnnxOps.h"
+#include "mncc/interpreter/OnnxInterpreter.h"
+#include "mncc/interpreter/ValueFiles.h"
 #include "mncc/onnx/Export.h"
 #include "mncc/onnx/Import.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -28,7 +39,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -37,12 +50,24 @@ namespace {
 
 cl::OptionCategory category("mncc-conformance options");
 
-enum class Stage { Frontend };
-cl::opt<Stage> stage("stage", cl::desc("What to check"),
-                     cl::values(clEnumValN(Stage::Frontend, "frontend",
-                                           "import, verify, export, check, "
-                                           "re-import")),
-                     cl::init(Stage::Frontend), cl::cat(category));
+enum class Stage { Frontend, Run };
+cl::opt<Stage> stage(
+    "stage", cl::desc("What to check"),
+    cl::values(clEnumValN(Stage::Frontend, "frontend",
+                          "import, verify, export, check, re-import"),
+               clEnumValN(Stage::Run, "run",
+                          "run on --device and compare the outputs")),
+    cl::init(Stage::Frontend), cl::cat(category));
+cl::opt<std::string> device("device", cl::desc("Device for --stage=run"),
+                            cl::init("pfvm:cpu"), cl::cat(category));
+cl::opt<std::string> baselinePath(
+    "baseline",
+    cl::desc("File holding the least number of cases that must pass"),
+    cl::cat(category));
+cl::opt<double> rtol("rtol", cl::desc("Relative tolerance"), cl::init(1e-3),
+                     cl::cat(category));
+cl::opt<double> atol("atol", cl::desc("Absolute tolerance"), cl::init(1e-7),
+                     cl::cat(category));
 cl::list<std::string> suites("suite",
                              cl::desc("Folder of cases, or of suites of cases"),
                              cl::OneOrMore, cl::cat(category));
@@ -58,9 +83,35 @@ cl::opt<std::string> filter("filter",
 struct CaseResult {
   std::string suite;
   std::string name;
-  std::string status; // pass, fail, skip
+  std::string status; // pass, fail, unsupported, skip
   std::string reason;
+  /// The operators the model uses ("Conv", "ai.onnx.ml.LinearClassifier").
+  std::set<std::string> operators;
 };
+
+/// Operators whose outputs are random: only dtype and shape are compared.
+const std::set<std::string> kRandomOperators = {
+    "RandomNormal",     "RandomUniform", "RandomNormalLike",
+    "RandomUniformLike", "Bernoulli",    "Multinomial"};
+
+std::set<std::string> operatorsOf(ModuleOp module, bool &random) {
+  std::set<std::string> operators;
+  random = false;
+  module.walk([&](Operation *op) {
+    if (!op->getDialect() || op->getDialect()->getNamespace() != "onnx" ||
+        llvm::isa<mncc::onnx::InitializerOp, mncc::onnx::NoneOp,
+                  mncc::onnx::YieldOp>(op))
+      return;
+    std::string name = op->getName().stripDialect().str();
+    if (auto custom = llvm::dyn_cast<mncc::onnx::CustomOp>(op))
+      name = (custom.getDomain() + "." + custom.getOpType()).str();
+    // Dropout in training mode (a third input) draws a random mask.
+    random |= kRandomOperators.count(name) ||
+              (name == "Dropout" && op->getNumOperands() > 2);
+    operators.insert(name);
+  });
+  return operators;
+}
 
 /// Collects the diagnostics of one case as its failure reason.
 struct Capture {
@@ -94,6 +145,8 @@ CaseResult runFrontend(const std::string &suite, const std::string &caseDir,
     result.reason = "import: " + capture.text;
     return result;
   }
+  bool random = false;
+  result.operators = operatorsOf(*first, random);
   std::string bytes;
   {
     llvm::raw_string_ostream os(bytes);
@@ -131,6 +184,96 @@ CaseResult runFrontend(const std::string &suite, const std::string &caseDir,
     return result;
   }
   result.status = "pass";
+  return result;
+}
+
+std::vector<std::string> testDataSets(const std::string &caseDir) {
+  std::vector<std::string> sets;
+  std::error_code error;
+  for (llvm::sys::fs::directory_iterator it(caseDir, error), end;
+       it != end && !error; it.increment(error))
+    if (llvm::sys::path::filename(it->path()).starts_with("test_data_set_"))
+      sets.push_back(it->path());
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+CaseResult runOnDevice(const std::string &suite, const std::string &caseDir,
+                       const DialectRegistry &registry) {
+  CaseResult result{suite, llvm::sys::path::filename(caseDir).str(), "fail",
+                    "", {}};
+  MLIRContext context(registry);
+  Capture capture(context);
+  OwningOpRef<ModuleOp> module =
+      mncc::importOnnxFile(caseDir + "/model.onnx", &context);
+  if (!module) {
+    result.reason = "import: " + capture.text;
+    return result;
+  }
+  bool random = false;
+  result.operators = operatorsOf(*module, random);
+  std::vector<std::string> unsupported;
+  auto functions = module->getOps<func::FuncOp>();
+  auto program =
+      mncc::OnnxProgram::prepare(*functions.begin(), &unsupported);
+  if (failed(program)) {
+    if (!unsupported.empty()) {
+      std::sort(unsupported.begin(), unsupported.end());
+      unsupported.erase(std::unique(unsupported.begin(), unsupported.end()),
+                        unsupported.end());
+      result.status = "unsupported";
+      result.reason = "no " + device + " kernel for " +
+                      llvm::join(unsupported, ", ");
+    } else {
+      result.reason = "prepare: " + capture.text;
+    }
+    return result;
+  }
+  std::vector<std::string> sets = testDataSets(caseDir);
+  if (sets.empty()) {
+    result.status = "skip";
+    result.reason = "the case has no test_data_set";
+    return result;
+  }
+  const auto &inputs = (*program)->inputs();
+  const auto &outputs = (*program)->outputs();
+  for (const std::string &set : sets) {
+    std::string setName = llvm::sys::path::filename(set).str();
+    std::vector<mncc::reference::Value> inputValues, outputValues;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto value = mncc::readValueFile(
+          set + "/input_" + std::to_string(i) + ".pb", inputs[i].type);
+      if (!value) {
+        result.reason = setName + ": " + llvm::toString(value.takeError());
+        return result;
+      }
+      inputValues.push_back(std::move(*value));
+    }
+    mncc::reference::Status status =
+        (*program)->run(inputValues, outputValues);
+    if (!status.ok()) {
+      result.reason = setName + ": " + status.message();
+      return result;
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      auto expected = mncc::readValueFile(
+          set + "/output_" + std::to_string(i) + ".pb", outputs[i].type);
+      if (!expected) {
+        result.reason = setName + ": " + llvm::toString(expected.takeError());
+        return result;
+      }
+      std::string problem =
+          mncc::compareValues(outputValues[i], *expected, rtol, atol, random);
+      if (!problem.empty()) {
+        result.reason =
+            setName + ": output '" + outputs[i].name + "': " + problem;
+        return result;
+      }
+    }
+  }
+  result.status = "pass";
+  if (random)
+    result.reason = "random operator: dtype and shape compared";
   return result;
 }
 
@@ -184,9 +327,11 @@ int main(int argc, char **argv) {
   for (const auto &[suite, caseDir] : cases) {
     if (!filter.empty() && caseDir.find(filter) == std::string::npos)
       continue;
-    results.push_back(runFrontend(suite, caseDir, registry));
+    results.push_back(stage == Stage::Run
+                          ? runOnDevice(suite, caseDir, registry)
+                          : runFrontend(suite, caseDir, registry));
     const CaseResult &result = results.back();
-    if (result.status != "pass")
+    if (result.status != "pass" && result.status != "unsupported")
       llvm::outs() << result.status << ": " << result.suite << "/"
                    << result.name << ": " << result.reason << "\n";
   }
@@ -205,6 +350,8 @@ int main(int argc, char **argv) {
                  << all << " pass\n";
   }
 
+  std::string stageName =
+      stage == Stage::Run ? "run on " + device : std::string("frontend");
   if (!reportPath.empty()) {
     std::error_code error;
     llvm::raw_fd_ostream os(reportPath, error);
@@ -215,9 +362,9 @@ int main(int argc, char **argv) {
     }
     llvm::json::OStream json(os, 2);
     json.object([&] {
-      json.attribute("stage", "frontend");
+      json.attribute("stage", stageName);
       json.attributeObject("totals", [&] {
-        for (const char *status : {"pass", "fail", "skip"})
+        for (const char *status : {"pass", "fail", "unsupported", "skip"})
           json.attribute(status, totals[status]);
       });
       json.attributeArray("cases", [&] {
@@ -228,6 +375,10 @@ int main(int argc, char **argv) {
             json.attribute("status", result.status);
             if (!result.reason.empty())
               json.attribute("reason", result.reason);
+            json.attributeArray("operators", [&] {
+              for (const std::string &op : result.operators)
+                json.value(op);
+            });
           });
       });
     });
@@ -240,19 +391,34 @@ int main(int argc, char **argv) {
                    << error.message() << "\n";
       return 1;
     }
-    os << "# Supported ONNX models and operators\n\n"
-       << "Generated by `mncc-conformance --stage=frontend --markdown=...` "
-          "over Debian's libonnx-testdata (ONNX 1.12); see "
-          "`make supported-ops`.\n\n"
-       << "## Front end: import, verify, export, ONNX checker, re-import\n\n"
-       << "| suite | pass | fail | skip |\n| --- | --- | --- | --- |\n";
-    for (const auto &[suite, counts] : perSuite) {
-      auto get = [&](const char *status) {
-        auto found = counts.find(status);
-        return found == counts.end() ? 0 : found->second;
-      };
-      os << "| " << suite << " | " << get("pass") << " | " << get("fail")
-         << " | " << get("skip") << " |\n";
+    auto count = [](const std::map<std::string, int> &counts,
+                    const char *status) {
+      auto found = counts.find(status);
+      return found == counts.end() ? 0 : found->second;
+    };
+    os << "## " << (stage == Stage::Run
+                        ? device + ": run every test data set and compare"
+                        : std::string("Front end: import, verify, export, "
+                                      "ONNX checker, re-import"))
+       << "\n\n| suite | pass | fail | unsupported | skip |\n"
+       << "| --- | --- | --- | --- | --- |\n";
+    for (const auto &[suite, counts] : perSuite)
+      os << "| " << suite << " | " << count(counts, "pass") << " | "
+         << count(counts, "fail") << " | " << count(counts, "unsupported")
+         << " | " << count(counts, "skip") << " |\n";
+    if (stage == Stage::Run) {
+      // An operator passes in a case when the whole case passes.
+      std::map<std::string, std::map<std::string, int>> perOperator;
+      for (const CaseResult &result : results)
+        for (const std::string &op : result.operators)
+          ++perOperator[op][result.status];
+      os << "\nPer operator (cases that use it):\n\n"
+         << "| operator | pass | fail | unsupported |\n"
+         << "| --- | --- | --- | --- |\n";
+      for (const auto &[op, counts] : perOperator)
+        os << "| " << op << " | " << count(counts, "pass") << " | "
+           << count(counts, "fail") << " | " << count(counts, "unsupported")
+           << " |\n";
     }
     os << "\n";
     bool any = false;
@@ -266,8 +432,26 @@ int main(int argc, char **argv) {
       }
     if (!any)
       os << "Every case passes.\n";
+    os << "\n";
   }
   llvm::outs() << totals["pass"] << " passed, " << totals["fail"]
-               << " failed, " << totals["skip"] << " skipped\n";
+               << " failed, " << totals["skip"] + totals["unsupported"]
+               << " skipped\n";
+  if (!baselinePath.empty()) {
+    std::ifstream file(baselinePath);
+    long long baseline = -1;
+    if (!(file >> baseline) || baseline < 0) {
+      llvm::errs() << "mncc-conformance: error: " << baselinePath
+                   << ": expected a number of passing cases\n";
+      return 1;
+    }
+    if (totals["pass"] < baseline) {
+      llvm::errs() << "mncc-conformance: error: " << totals["pass"]
+                   << " cases pass, fewer than the baseline of " << baseline
+                   << " (" << baselinePath << ")\n";
+      return 1;
+    }
+    return 0;
+  }
   return totals["fail"] ? 1 : 0;
 }

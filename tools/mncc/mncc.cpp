@@ -1,20 +1,27 @@
 //===- mncc.cpp - The mncc driver ------------------------------------------===//
 //
 //   mncc summary model.onnx [--input-shape NAME:D0,D1,...]
+//   mncc run --device=pfvm:cpu model.onnx --input NAME=FILE... --output-dir DIR
 //
 // The user-facing driver; each stage of the compiler adds its subcommand.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mncc/Registration.h"
+#include "mncc/interpreter/OnnxInterpreter.h"
+#include "mncc/interpreter/ValueFiles.h"
 #include "mncc/Version.h"
 #include "mncc/onnx/Import.h"
 #include "mncc/onnx/Summary.h"
+#include "mncc/reference/Broadcast.h"
 #include "mncc/support/Diagnostics.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -33,6 +40,112 @@ cl::list<std::string> summaryInputShapes(
     "input-shape",
     cl::desc("Static shape of a graph input, NAME:D0,D1,... (repeatable)"),
     cl::sub(summaryCommand));
+
+cl::SubCommand runCommand("run", "Run an ONNX model on a device and write "
+                                 "its outputs (.npy and .pb)");
+cl::opt<std::string> runDevice("device", cl::desc("Device: pfvm:cpu"),
+                               cl::init("pfvm:cpu"), cl::sub(runCommand));
+cl::opt<std::string> runModel(cl::Positional, cl::Required,
+                              cl::desc("<model.onnx>"), cl::sub(runCommand));
+cl::list<std::string> runInputs(
+    "input", cl::desc("A graph input, NAME=FILE (.npy or .pb; repeatable)"),
+    cl::sub(runCommand));
+cl::opt<std::string> runOutputDir("output-dir", cl::Required,
+                                  cl::desc("Folder for the outputs"),
+                                  cl::sub(runCommand));
+
+/// Names become file names: anything but [A-Za-z0-9_.-] becomes '_'.
+std::string fileStem(llvm::StringRef name) {
+  std::string stem;
+  for (char c : name)
+    stem += llvm::isAlnum(c) || c == '_' || c == '.' || c == '-' ? c : '_';
+  return stem.empty() || stem[0] == '.' ? "_" + stem : stem;
+}
+
+int runModelCommand() {
+  if (runDevice != "pfvm:cpu") {
+    llvm::errs() << "mncc: error: unknown device '" << runDevice
+                 << "' (available: pfvm:cpu)\n";
+    return 1;
+  }
+  DialectRegistry registry;
+  mncc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  mncc::ToolDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mncc::importOnnxFile(runModel, &context);
+  if (!module)
+    return 1;
+  auto functions = module->getOps<func::FuncOp>();
+  auto program = mncc::OnnxProgram::prepare(*functions.begin());
+  if (failed(program))
+    return 1;
+
+  const auto &inputInfos = (*program)->inputs();
+  std::vector<mncc::reference::Value> inputs(inputInfos.size());
+  std::vector<bool> given(inputInfos.size(), false);
+  for (const std::string &spec : runInputs) {
+    auto [name, path] = llvm::StringRef(spec).split('=');
+    if (path.empty()) {
+      llvm::errs() << "mncc: error: --input '" << spec
+                   << "': expected NAME=FILE\n";
+      return 1;
+    }
+    auto found = llvm::find_if(inputInfos, [&](const auto &info) {
+      return info.name == name;
+    });
+    if (found == inputInfos.end()) {
+      llvm::errs() << "mncc: error: --input '" << spec
+                   << "': the model has no input '" << name << "'\n";
+      return 1;
+    }
+    size_t index = found - inputInfos.begin();
+    auto value = mncc::readValueFile(path, found->type);
+    if (!value) {
+      llvm::errs() << "mncc: error: " << llvm::toString(value.takeError())
+                   << "\n";
+      return 1;
+    }
+    inputs[index] = std::move(*value);
+    given[index] = true;
+  }
+  for (size_t i = 0; i < inputInfos.size(); ++i)
+    if (!given[i]) {
+      llvm::errs() << "mncc: error: no value for input '" << inputInfos[i].name
+                   << "' (give --input " << inputInfos[i].name << "=FILE)\n";
+      return 1;
+    }
+
+  std::vector<mncc::reference::Value> outputs;
+  mncc::reference::Status status = (*program)->run(inputs, outputs);
+  if (!status.ok()) {
+    llvm::errs() << runModel << ": error: " << status.message() << "\n";
+    return 1;
+  }
+  if (std::error_code error =
+          llvm::sys::fs::create_directories(runOutputDir)) {
+    llvm::errs() << "mncc: error: " << runOutputDir << ": " << error.message()
+                 << "\n";
+    return 1;
+  }
+  const auto &outputInfos = (*program)->outputs();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    llvm::SmallString<256> stem(runOutputDir);
+    llvm::sys::path::append(stem, fileStem(outputInfos[i].name));
+    if (llvm::Error error =
+            mncc::writeOutputFiles(stem, outputInfos[i].name, outputs[i])) {
+      llvm::errs() << "mncc: error: " << llvm::toString(std::move(error))
+                   << "\n";
+      return 1;
+    }
+    const auto &value = outputs[i];
+    llvm::outs() << outputInfos[i].name << ": "
+                 << mncc::reference::dtypeName(value.tensor.dtype()) << " "
+                 << mncc::reference::shapeToString(value.tensor.shape())
+                 << " -> " << stem << ".{npy,pb}\n";
+  }
+  return 0;
+}
 
 int runSummary() {
   mncc::OnnxImportOptions options;
@@ -72,6 +185,8 @@ int main(int argc, char **argv) {
                               "mncc: an MLIR-based compiler for MN-Core 2\n");
   if (summaryCommand)
     return runSummary();
+  if (runCommand)
+    return runModelCommand();
   llvm::errs() << "mncc: error: give a subcommand (mncc --help lists them)\n";
   return 1;
 }

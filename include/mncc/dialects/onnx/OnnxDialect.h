@@ -31,6 +31,9 @@ struct OnnxOpInfo {
   llvm::StringRef opType;
   llvm::StringRef domain;
   int64_t sinceVersion;
+  /// The graph attributes, comma-separated, in the order of the op's
+  /// regions (sorted by name).
+  llvm::StringRef graphAttributes;
 };
 
 /// The ONNX operator behind a registered onnx.* op name, or nullptr for the

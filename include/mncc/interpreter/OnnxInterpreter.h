@@ -1,0 +1,59 @@
+//===- OnnxInterpreter.h - pfvm:cpu over the onnx dialect -----*- C++ -*-===//
+//
+// Runs a model of the onnx dialect on the host with the reference kernels.
+// prepare() does everything that does not depend on the inputs once
+// (kernel lookup, attribute conversion, loading initializers, liveness), so
+// that run() is a loop over kernel calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNCC_INTERPRETER_ONNXINTERPRETER_H
+#define MNCC_INTERPRETER_ONNXINTERPRETER_H
+
+#include "mncc/reference/Kernel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mncc {
+
+/// What a graph input or output is.
+struct ProgramValueInfo {
+  std::string name;
+  mlir::Type type;
+};
+
+class OnnxProgram {
+public:
+  ~OnnxProgram();
+
+  /// Prepares the graph of `function`. Nodes without a kernel are listed in
+  /// `unsupported` ("domain.OpType" or "OpType") and make preparation fail
+  /// with a diagnostic on each.
+  static mlir::FailureOr<std::unique_ptr<OnnxProgram>>
+  prepare(mlir::func::FuncOp function,
+          std::vector<std::string> *unsupported = nullptr);
+
+  const std::vector<ProgramValueInfo> &inputs() const;
+  const std::vector<ProgramValueInfo> &outputs() const;
+
+  /// Runs on `inputs` (in graph order). The message of a failure names the
+  /// node. The program can run any number of times.
+  reference::Status run(const std::vector<reference::Value> &inputs,
+                        std::vector<reference::Value> &outputs) const;
+
+  /// The prepared graphs; opaque outside the interpreter.
+  struct Impl;
+
+private:
+  explicit OnnxProgram(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace mncc
+
+#endif // MNCC_INTERPRETER_ONNXINTERPRETER_H

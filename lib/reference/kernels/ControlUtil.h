@@ -1,0 +1,134 @@
+//===- ControlUtil.h - Helpers of the control, sequence kernels -*- C++ -*-===//
+//
+// Element copies that work for every element type (String included), and
+// the slicing and stacking along an axis that Loop, Scan, SplitToSequence
+// and ConcatFromSequence all need. Private to lib/reference/kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNCC_REFERENCE_KERNELS_CONTROLUTIL_H
+#define MNCC_REFERENCE_KERNELS_CONTROLUTIL_H
+
+#include "mncc/reference/Broadcast.h"
+#include "mncc/reference/Kernel.h"
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mncc::reference::control {
+
+/// Copies `count` elements from `source` at element `sourceOffset` to
+/// `target` at `targetOffset`; both must have the same element type.
+inline void copyElements(const Tensor &source, int64_t sourceOffset,
+                         Tensor &target, int64_t targetOffset, int64_t count) {
+  if (count <= 0)
+    return;
+  if (source.dtype() == DType::String) {
+    const auto &from = source.strings();
+    auto &to = target.strings();
+    for (int64_t i = 0; i < count; ++i)
+      to[targetOffset + i] = from[sourceOffset + i];
+    return;
+  }
+  size_t size = dtypeSize(source.dtype());
+  std::memcpy(static_cast<unsigned char *>(target.raw()) + targetOffset * size,
+              static_cast<const unsigned char *>(source.raw()) +
+                  sourceOffset * size,
+              count * size);
+}
+
+/// Product of shape[begin, end).
+inline int64_t product(const std::vector<int64_t> &shape, size_t begin,
+                       size_t end) {
+  int64_t result = 1;
+  for (size_t i = begin; i < end && i < shape.size(); ++i)
+    result *= shape[i];
+  return result;
+}
+
+/// `axis` in [-rank, rank) made non-negative, or nullopt when out of range.
+inline std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Elements [begin, begin + length) of `input` along `axis`, as a tensor
+/// that keeps the axis (with size `length`).
+inline Tensor sliceAxis(const Tensor &input, int64_t axis, int64_t begin,
+                        int64_t length) {
+  std::vector<int64_t> shape = input.shape();
+  int64_t dim = shape[axis];
+  shape[axis] = length;
+  Tensor result(input.dtype(), shape);
+  int64_t outer = product(shape, 0, axis);
+  int64_t inner = product(shape, axis + 1, shape.size());
+  for (int64_t o = 0; o < outer; ++o)
+    copyElements(input, (o * dim + begin) * inner, result, o * length * inner,
+                 length * inner);
+  return result;
+}
+
+/// Joins `parts` along `axis`. With `newAxis`, the parts all have one
+/// shape and a new axis of size parts.size() is inserted at `axis` (like
+/// numpy.stack); otherwise they must agree except along `axis` (like
+/// numpy.concatenate). `axis` is already non-negative. Each element is
+/// copied once.
+inline Status joinAxis(const std::vector<Tensor> &parts, int64_t axis,
+                       bool newAxis, const char *opName, Tensor &result) {
+  if (parts.empty())
+    return Status::error(std::string(opName) + ": nothing to concatenate");
+  const Tensor &first = parts.front();
+  std::vector<int64_t> base = first.shape();
+  if (newAxis)
+    base.insert(base.begin() + axis, 1);
+  std::vector<int64_t> shape = base;
+  shape[axis] = 0;
+  for (const Tensor &part : parts) {
+    if (part.dtype() != first.dtype())
+      return Status::error(std::string(opName) + ": element types " +
+                           dtypeName(first.dtype()) + " and " +
+                           dtypeName(part.dtype()) + " differ");
+    std::vector<int64_t> partShape = part.shape();
+    if (newAxis)
+      partShape.insert(partShape.begin() + axis, 1);
+    bool same = partShape.size() == base.size();
+    for (size_t i = 0; same && i < base.size(); ++i)
+      same = static_cast<int64_t>(i) == axis || partShape[i] == base[i];
+    if (!same)
+      return Status::error(
+          std::string(opName) + ": shapes " + shapeToString(first.shape()) +
+          " and " + shapeToString(part.shape()) +
+          " do not fit together along axis " + std::to_string(axis));
+    shape[axis] += partShape[axis];
+  }
+  result = Tensor(first.dtype(), shape);
+  int64_t outer = product(shape, 0, axis);
+  int64_t inner = product(shape, axis + 1, shape.size());
+  int64_t rowLength = shape[axis] * inner;
+  int64_t offset = 0; // along axis, times inner
+  for (const Tensor &part : parts) {
+    int64_t partLength = part.numElements() / (outer ? outer : 1);
+    if (outer == 0 || partLength == 0)
+      continue;
+    for (int64_t o = 0; o < outer; ++o)
+      copyElements(part, o * partLength, result, o * rowLength + offset,
+                   partLength);
+    offset += partLength;
+  }
+  return Status::success();
+}
+
+/// A scalar (or one-element) tensor as an int64, for positions and counts.
+inline std::optional<int64_t> scalarInt(const Tensor *tensor) {
+  if (!tensor || tensor->numElements() != 1 ||
+      !(isSignedInteger(tensor->dtype()) || isUnsignedInteger(tensor->dtype())))
+    return std::nullopt;
+  return tensor->elementAsInt64(0);
+}
+
+} // namespace mncc::reference::control
+
+#endif // MNCC_REFERENCE_KERNELS_CONTROLUTIL_H

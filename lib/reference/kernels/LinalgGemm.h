@@ -1,0 +1,41 @@
+//===- LinalgGemm.h - Shared GEMM and threading of the kernels -*- C++ -*-===//
+//
+// Private to the Linalg/Nn/Quant kernels. The one translation unit that
+// includes Eigen (LinalgGemm.cpp) implements these, so Eigen's heavy
+// templates compile once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNCC_LIB_REFERENCE_KERNELS_LINALGGEMM_H
+#define MNCC_LIB_REFERENCE_KERNELS_LINALGGEMM_H
+
+#include <cstdint>
+#include <functional>
+
+namespace mncc::reference::linalg {
+
+/// Threads the kernels use: MNCC_REFERENCE_THREADS, else 2.
+int numThreads();
+
+/// Runs fn(begin, end) over [0, count) split into fixed chunks of `grain`
+/// items spread over numThreads() threads. The chunks do not depend on the
+/// thread count, so a kernel whose chunks are independent gives the same
+/// result whatever the thread count.
+void parallelFor(int64_t count, int64_t grain,
+                 const std::function<void(int64_t, int64_t)> &fn);
+
+/// C = alpha * op(A) * op(B) + beta * C, row-major, M x N result with
+/// leading dimensions lda/ldb/ldc; op(X) is X or its transpose. beta == 0
+/// ignores C's previous content (even NaN), as BLAS does. `parallel` lets
+/// it split the output over threads (in thread-count-independent blocks).
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+          float beta, float *c, int64_t ldc, bool parallel = true);
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          double alpha, const double *a, int64_t lda, const double *b,
+          int64_t ldb, double beta, double *c, int64_t ldc,
+          bool parallel = true);
+
+} // namespace mncc::reference::linalg
+
+#endif // MNCC_LIB_REFERENCE_KERNELS_LINALGGEMM_H

@@ -1,0 +1,347 @@
+//===- NnConv.cpp - Conv and ConvTranspose --------------------------------===//
+//
+// Conv is im2col + GEMM per (image, group); ConvTranspose is GEMM + col2im.
+// The GEMM is the shared Eigen one. float16 runs through float.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LinalgGemm.h"
+#include "NnConvCommon.h"
+
+#include <algorithm>
+
+using namespace mncc::reference;
+using namespace mncc::reference::nn;
+
+namespace {
+
+/// Unfolds one group of channels of one image into `col`, a
+/// (channels * kernelSize) x outSize matrix; taps in the padding read 0.
+template <typename T>
+void im2col(const T *in, int64_t channels, const Window &w, T *col,
+            bool parallel) {
+  int64_t outSize = w.outSize();
+  int64_t rows = channels * w.kernelSize();
+  auto unfold = [&](int64_t rowBegin, int64_t rowEnd) {
+    for (int64_t row = rowBegin; row < rowEnd; ++row) {
+      int64_t kw = row % w.kernel[2];
+      int64_t kh = (row / w.kernel[2]) % w.kernel[1];
+      int64_t kd = (row / (w.kernel[2] * w.kernel[1])) % w.kernel[0];
+      int64_t c = row / w.kernelSize();
+      const T *plane = in + c * w.inSize();
+      T *dst = col + row * outSize;
+      int64_t offD = kd * w.dilation[0] - w.padBegin[0];
+      int64_t offH = kh * w.dilation[1] - w.padBegin[1];
+      int64_t offW = kw * w.dilation[2] - w.padBegin[2];
+      int64_t wLo, wHi;
+      validRange(w.out[2], w.stride[2], offW, w.in[2], wLo, wHi);
+      for (int64_t od = 0; od < w.out[0]; ++od) {
+        int64_t id = od * w.stride[0] + offD;
+        for (int64_t oh = 0; oh < w.out[1]; ++oh, dst += w.out[2]) {
+          int64_t ih = oh * w.stride[1] + offH;
+          if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+            std::fill(dst, dst + w.out[2], T(0));
+            continue;
+          }
+          const T *src = plane + (id * w.in[1] + ih) * w.in[2];
+          std::fill(dst, dst + wLo, T(0));
+          if (w.stride[2] == 1)
+            std::copy(src + wLo + offW, src + wHi + offW, dst + wLo);
+          else
+            for (int64_t ow = wLo; ow < wHi; ++ow)
+              dst[ow] = src[ow * w.stride[2] + offW];
+          std::fill(dst + wHi, dst + w.out[2], T(0));
+        }
+      }
+    }
+  };
+  if (parallel)
+    linalg::parallelFor(rows, 16, unfold);
+  else
+    unfold(0, rows);
+}
+
+/// Folds `col` ((channels * kernelSize) x inSize, the transpose-conv
+/// contributions) back into `out` (channels x outSize), adding overlaps.
+/// Parallel over output channels, each summed in a fixed order.
+template <typename T>
+void col2im(const T *col, int64_t channels, const Window &w, T *out) {
+  // Here `w.in` is ConvTranspose's input and `w.out` its output.
+  int64_t inSize = w.inSize();
+  linalg::parallelFor(channels, 1, [&](int64_t cBegin, int64_t cEnd) {
+    for (int64_t c = cBegin; c < cEnd; ++c) {
+      T *plane = out + c * w.outSize();
+      for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+        for (int64_t kh = 0; kh < w.kernel[1]; ++kh)
+          for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+            int64_t row =
+                ((c * w.kernel[0] + kd) * w.kernel[1] + kh) * w.kernel[2] + kw;
+            const T *src = col + row * inSize;
+            int64_t offD = kd * w.dilation[0] - w.padBegin[0];
+            int64_t offH = kh * w.dilation[1] - w.padBegin[1];
+            int64_t offW = kw * w.dilation[2] - w.padBegin[2];
+            int64_t wLo, wHi;
+            validRange(w.in[2], w.stride[2], offW, w.out[2], wLo, wHi);
+            for (int64_t id = 0; id < w.in[0]; ++id) {
+              int64_t od = id * w.stride[0] + offD;
+              for (int64_t ih = 0; ih < w.in[1]; ++ih) {
+                int64_t oh = ih * w.stride[1] + offH;
+                if (od < 0 || od >= w.out[0] || oh < 0 || oh >= w.out[1])
+                  continue;
+                const T *line = src + (id * w.in[1] + ih) * w.in[2];
+                T *dst = plane + (od * w.out[1] + oh) * w.out[2];
+                for (int64_t iw = wLo; iw < wHi; ++iw)
+                  dst[iw * w.stride[2] + offW] += line[iw];
+              }
+            }
+          }
+    }
+  });
+}
+
+Status checkConvInputs(KernelContext &context, const Tensor *&x,
+                       const Tensor *&weights, const Tensor *&bias) {
+  if (Status s = requireFloatInput(context, 0, "X"); !s)
+    return s;
+  if (Status s = requireFloatInput(context, 1, "W"); !s)
+    return s;
+  x = context.inputTensor(0);
+  weights = context.inputTensor(1);
+  bias = context.inputTensor(2);
+  if (weights->dtype() != x->dtype() || (bias && bias->dtype() != x->dtype()))
+    return opError(context, "X, W and B must have the same type");
+  if (x->rank() < 3 || weights->rank() != x->rank())
+    return opError(context, "X (" + shapeToString(x->shape()) + ") and W (" +
+                                shapeToString(weights->shape()) +
+                                ") must be N x C x spatial... of one rank");
+  return Status::success();
+}
+
+template <typename T>
+void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
+                 int64_t group, const Window &w, Tensor &out) {
+  int64_t batch = x.shape()[0], channels = x.shape()[1];
+  int64_t outChannels = weights.shape()[0];
+  int64_t cPerGroup = channels / group, mPerGroup = outChannels / group;
+  int64_t rows = cPerGroup * w.kernelSize(), cols = w.outSize();
+  const T *xData = x.data<T>();
+  const T *wData = weights.data<T>();
+  T *outData = out.data<T>();
+  // A 1x1 kernel with stride 1 and no padding reads the input as is.
+  bool direct = w.kernelSize() == 1 &&
+                w.stride == std::array<int64_t, 3>{1, 1, 1} &&
+                w.padBegin == std::array<int64_t, 3>{0, 0, 0} &&
+                w.padEnd == std::array<int64_t, 3>{0, 0, 0};
+  auto runTask = [&](int64_t task, std::vector<T> &col, bool parallel) {
+    int64_t n = task / group, g = task % group;
+    const T *in = xData + (n * channels + g * cPerGroup) * w.inSize();
+    const T *source = in;
+    if (!direct) {
+      col.resize(rows * cols);
+      im2col(in, cPerGroup, w, col.data(), parallel);
+      source = col.data();
+    }
+    linalg::gemm(false, false, mPerGroup, cols, rows, T(1),
+                 wData + g * mPerGroup * rows, rows, source, cols, T(0),
+                 outData + (n * outChannels + g * mPerGroup) * cols, cols,
+                 parallel);
+  };
+  if (group > 1) {
+    // Many small GEMMs (depthwise is 1 x K by K x N per channel): one
+    // thread per (image, group).
+    linalg::parallelFor(batch * group, 8, [&](int64_t begin, int64_t end) {
+      std::vector<T> col;
+      for (int64_t task = begin; task < end; ++task)
+        runTask(task, col, false);
+    });
+  } else {
+    std::vector<T> col;
+    for (int64_t n = 0; n < batch; ++n)
+      runTask(n, col, true);
+  }
+  if (bias) {
+    const T *b = bias->data<T>();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t m = 0; m < outChannels; ++m) {
+        T *plane = outData + (n * outChannels + m) * cols;
+        for (int64_t i = 0; i < cols; ++i)
+          plane[i] += b[m];
+      }
+  }
+}
+
+Status convKernel(KernelContext &context) {
+  const Tensor *x, *weights, *bias;
+  if (Status s = checkConvInputs(context, x, weights, bias); !s)
+    return s;
+  int64_t group = context.getInt("group", 1);
+  int64_t channels = x->shape()[1], outChannels = weights->shape()[0];
+  if (group < 1 || channels % group != 0 || outChannels % group != 0 ||
+      weights->shape()[1] * group != channels)
+    return opError(context, "group " + std::to_string(group) +
+                                " does not fit X " + shapeToString(x->shape()) +
+                                " and W " + shapeToString(weights->shape()));
+  if (bias && (bias->rank() != 1 || bias->shape()[0] != outChannels))
+    return opError(context,
+                   "B must have shape [" + std::to_string(outChannels) + "]");
+  std::vector<int64_t> spatial(x->shape().begin() + 2, x->shape().end());
+  std::vector<int64_t> kernel(weights->shape().begin() + 2,
+                              weights->shape().end());
+  Window w;
+  if (Status s = resolveWindow(context, spatial, kernel, false, true, w); !s)
+    return s;
+  DType work = computeType(x->dtype());
+  Tensor xw = castFloat(*x, work), ww = castFloat(*weights, work), bw;
+  if (bias)
+    bw = castFloat(*bias, work);
+  std::vector<int64_t> outShape = {x->shape()[0], outChannels};
+  for (int64_t d : w.outShape())
+    outShape.push_back(d);
+  Tensor out(work, outShape);
+  if (work == DType::Float64)
+    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, out);
+  else
+    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, out);
+  context.setOutput(0, castFloat(out, x->dtype()));
+  return Status::success();
+}
+
+template <typename T>
+void convTransposeCompute(const Tensor &x, const Tensor &weights,
+                          const Tensor *bias, int64_t group, const Window &w,
+                          Tensor &out) {
+  int64_t batch = x.shape()[0], channels = x.shape()[1];
+  int64_t mPerGroup = weights.shape()[1], outChannels = mPerGroup * group;
+  int64_t cPerGroup = channels / group;
+  int64_t rows = mPerGroup * w.kernelSize(), cols = w.inSize();
+  std::vector<T> col(rows * cols);
+  const T *xData = x.data<T>();
+  const T *wData = weights.data<T>();
+  T *outData = out.data<T>();
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t g = 0; g < group; ++g) {
+      // col = W_g^T * X_g, with W_g stored as cPerGroup x rows.
+      linalg::gemm(true, false, rows, cols, cPerGroup, T(1),
+                   wData + g * cPerGroup * rows, rows,
+                   xData + (n * channels + g * cPerGroup) * cols, cols, T(0),
+                   col.data(), cols);
+      col2im(col.data(), mPerGroup, w,
+             outData + (n * outChannels + g * mPerGroup) * w.outSize());
+    }
+  if (bias) {
+    const T *b = bias->data<T>();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t m = 0; m < outChannels; ++m) {
+        T *plane = outData + (n * outChannels + m) * w.outSize();
+        for (int64_t i = 0; i < w.outSize(); ++i)
+          plane[i] += b[m];
+      }
+  }
+}
+
+Status convTransposeKernel(KernelContext &context) {
+  const Tensor *x, *weights, *bias;
+  if (Status s = checkConvInputs(context, x, weights, bias); !s)
+    return s;
+  int64_t group = context.getInt("group", 1);
+  int64_t channels = x->shape()[1];
+  if (group < 1 || channels % group != 0 || weights->shape()[0] != channels)
+    return opError(context, "group " + std::to_string(group) +
+                                " does not fit X " + shapeToString(x->shape()) +
+                                " and W " + shapeToString(weights->shape()));
+  int64_t outChannels = weights->shape()[1] * group;
+  if (bias && (bias->rank() != 1 || bias->shape()[0] != outChannels))
+    return opError(context,
+                   "B must have shape [" + std::to_string(outChannels) + "]");
+  int64_t rank = x->rank() - 2;
+  if (rank > 3)
+    return opError(context, "supports 1 to 3 spatial dimensions");
+  std::vector<int64_t> kernel(weights->shape().begin() + 2,
+                              weights->shape().end());
+  std::vector<int64_t> kernelAttr = context.getInts("kernel_shape", kernel);
+  if (kernelAttr != kernel)
+    return opError(context, "kernel_shape differs from the weights' shape");
+  std::vector<int64_t> strides =
+      context.getInts("strides", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> dilations =
+      context.getInts("dilations", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> pads =
+      context.getInts("pads", std::vector<int64_t>(2 * rank, 0));
+  std::vector<int64_t> outputPadding =
+      context.getInts("output_padding", std::vector<int64_t>(rank, 0));
+  std::vector<int64_t> outputShape = context.getInts("output_shape");
+  std::string autoPad = context.getString("auto_pad", "NOTSET");
+  // output_shape may name the whole output; only its spatial part matters.
+  if (static_cast<int64_t>(outputShape.size()) == rank + 2)
+    outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+  if (static_cast<int64_t>(strides.size()) != rank ||
+      static_cast<int64_t>(dilations.size()) != rank ||
+      static_cast<int64_t>(pads.size()) != 2 * rank ||
+      static_cast<int64_t>(outputPadding.size()) != rank ||
+      (!outputShape.empty() &&
+       static_cast<int64_t>(outputShape.size()) != rank))
+    return opError(context, "strides, dilations, output_padding, "
+                            "output_shape need one value per spatial "
+                            "dimension and pads two");
+  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER" && autoPad != "VALID" && !autoPad.empty())
+    return opError(context, "unknown auto_pad '" + autoPad + "'");
+  Window w;
+  w.spatialRank = rank;
+  for (int64_t i = 0; i < rank; ++i) {
+    size_t at = 3 - rank + i;
+    int64_t in = x->shape()[2 + i];
+    if (strides[i] < 1 || dilations[i] < 1)
+      return opError(context, "strides and dilations must be positive");
+    w.in[at] = in;
+    w.kernel[at] = kernel[i];
+    w.stride[at] = strides[i];
+    w.dilation[at] = dilations[i];
+    int64_t natural = strides[i] * (in - 1) + outputPadding[i] +
+                      (kernel[i] - 1) * dilations[i] + 1;
+    bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    if (!outputShape.empty() || same) {
+      int64_t target = !outputShape.empty() ? outputShape[i] : in * strides[i];
+      int64_t total = natural - target;
+      // As ONNX specifies, with floor division: SAME_UPPER keeps the odd
+      // unit at the end. A negative total (a larger output_shape) extends
+      // the output with zero contributions.
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      if (autoPad == "SAME_UPPER") {
+        w.padBegin[at] = half;
+        w.padEnd[at] = total - half;
+      } else {
+        w.padBegin[at] = total - half;
+        w.padEnd[at] = half;
+      }
+      w.out[at] = target;
+    } else {
+      if (autoPad != "VALID") {
+        w.padBegin[at] = pads[i];
+        w.padEnd[at] = pads[i + rank];
+      }
+      w.out[at] = natural - w.padBegin[at] - w.padEnd[at];
+    }
+    if (w.out[at] < 0)
+      return opError(context, "the output would have a negative size");
+  }
+  DType work = computeType(x->dtype());
+  Tensor xw = castFloat(*x, work), ww = castFloat(*weights, work), bw;
+  if (bias)
+    bw = castFloat(*bias, work);
+  std::vector<int64_t> outShape = {x->shape()[0], outChannels};
+  for (int64_t d : w.outShape())
+    outShape.push_back(d);
+  Tensor out(work, outShape);
+  if (work == DType::Float64)
+    convTransposeCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, out);
+  else
+    convTransposeCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, out);
+  context.setOutput(0, castFloat(out, x->dtype()));
+  return Status::success();
+}
+
+} // namespace
+
+MNCC_REFERENCE_KERNEL("", Conv, convKernel);
+MNCC_REFERENCE_KERNEL("", ConvTranspose, convTransposeKernel);

@@ -1,0 +1,141 @@
+//===- NnConvCommon.h - Window geometry of Conv and pooling ----*- C++ -*-===//
+//
+// Private to the Nn kernels. Conv, ConvTranspose, ConvInteger, QLinearConv
+// and the pooling operators share ONNX's window attributes (kernel_shape,
+// strides, dilations, pads, auto_pad); they are resolved here once, with
+// the spatial rank padded to 3 (leading size-1 dimensions) so that every
+// kernel needs only one 3-D loop nest for 1-D, 2-D and 3-D.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNCC_LIB_REFERENCE_KERNELS_NNCONVCOMMON_H
+#define MNCC_LIB_REFERENCE_KERNELS_NNCONVCOMMON_H
+
+#include "NnUtil.h"
+
+#include "mncc/reference/Broadcast.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace mncc::reference::nn {
+
+/// A window geometry over 3 spatial dimensions (D, H, W).
+struct Window {
+  int64_t spatialRank = 0; // as given: 1, 2 or 3
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1},
+      stride{1, 1, 1}, dilation{1, 1, 1}, padBegin{0, 0, 0}, padEnd{0, 0, 0};
+
+  int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  int64_t outSize() const { return out[0] * out[1] * out[2]; }
+  int64_t kernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
+  /// The output's spatial shape, unpadded to the given rank.
+  std::vector<int64_t> outShape() const {
+    return std::vector<int64_t>(out.end() - spatialRank, out.end());
+  }
+};
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Output indices o in [lo, hi) of one dimension whose input position
+/// o * stride + offset lies in [0, inSize).
+inline void validRange(int64_t outSize, int64_t stride, int64_t offset,
+                       int64_t inSize, int64_t &lo, int64_t &hi) {
+  lo = offset >= 0 ? 0 : ceilDiv(-offset, stride);
+  hi = inSize - offset <= 0 ? 0 : ceilDiv(inSize - offset, stride);
+  lo = std::min(lo, outSize);
+  hi = std::max(lo, std::min(hi, outSize));
+}
+
+/// Reads kernel_shape (or takes `kernelFromWeights`), strides, dilations,
+/// pads and auto_pad for an input of spatial shape `spatial`, and computes
+/// the output size the way Conv and the pools do (`ceilMode` for pools).
+inline Status resolveWindow(const KernelContext &context,
+                            const std::vector<int64_t> &spatial,
+                            const std::vector<int64_t> &kernelFromWeights,
+                            bool ceilMode, bool allowDilations,
+                            Window &window) {
+  int64_t rank = static_cast<int64_t>(spatial.size());
+  if (rank < 1 || rank > 3)
+    return opError(context, "supports 1 to 3 spatial dimensions, not " +
+                                std::to_string(rank));
+  std::vector<int64_t> kernel = context.getInts("kernel_shape");
+  if (kernel.empty())
+    kernel = kernelFromWeights;
+  if (static_cast<int64_t>(kernel.size()) != rank)
+    return opError(context,
+                   "kernel_shape needs " + std::to_string(rank) + " values");
+  if (!kernelFromWeights.empty() && kernel != kernelFromWeights)
+    return opError(context, "kernel_shape " + shapeToString(kernel) +
+                                " differs from the weights' " +
+                                shapeToString(kernelFromWeights));
+  std::vector<int64_t> strides =
+      context.getInts("strides", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> dilations =
+      context.getInts("dilations", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> pads =
+      context.getInts("pads", std::vector<int64_t>(2 * rank, 0));
+  std::string autoPad = context.getString("auto_pad", "NOTSET");
+  if (static_cast<int64_t>(strides.size()) != rank ||
+      static_cast<int64_t>(dilations.size()) != rank ||
+      static_cast<int64_t>(pads.size()) != 2 * rank)
+    return opError(context, "strides/dilations need " + std::to_string(rank) +
+                                " values and pads " + std::to_string(2 * rank));
+  if (!allowDilations)
+    for (int64_t d : dilations)
+      if (d != 1)
+        return opError(context, "has no dilations");
+  window = Window();
+  window.spatialRank = rank;
+  for (int64_t i = 0; i < rank; ++i) {
+    size_t at = 3 - rank + i;
+    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1)
+      return opError(context,
+                     "kernel_shape, strides and dilations must be positive");
+    if (pads[i] < 0 || pads[i + rank] < 0)
+      return opError(context, "pads must not be negative");
+    window.in[at] = spatial[i];
+    window.kernel[at] = kernel[i];
+    window.stride[at] = strides[i];
+    window.dilation[at] = dilations[i];
+    int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = ceilDiv(spatial[i], strides[i]);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * strides[i] + extent - spatial[i]);
+      // SAME_UPPER puts the odd padding at the end, SAME_LOWER at the start.
+      window.padBegin[at] =
+          autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      window.padEnd[at] = total - window.padBegin[at];
+      window.out[at] = out;
+      continue;
+    }
+    if (autoPad == "VALID") {
+      window.padBegin[at] = window.padEnd[at] = 0;
+    } else if (autoPad == "NOTSET" || autoPad.empty()) {
+      window.padBegin[at] = pads[i];
+      window.padEnd[at] = pads[i + rank];
+    } else {
+      return opError(context, "unknown auto_pad '" + autoPad + "'");
+    }
+    int64_t span =
+        spatial[i] + window.padBegin[at] + window.padEnd[at] - extent;
+    if (span < 0)
+      return opError(context, "the window (extent " + std::to_string(extent) +
+                                  ") is larger than the padded input (" +
+                                  std::to_string(span + extent) + ")");
+    int64_t out =
+        (ceilMode ? ceilDiv(span, strides[i]) : span / strides[i]) + 1;
+    // In ceil mode the last window must start inside the input or the
+    // begin padding (PyTorch's rule, which ONNX's reference follows).
+    if (ceilMode && (out - 1) * strides[i] >= spatial[i] + window.padBegin[at])
+      --out;
+    window.out[at] = out;
+  }
+  return Status::success();
+}
+
+} // namespace mncc::reference::nn
+
+#endif // MNCC_LIB_REFERENCE_KERNELS_NNCONVCOMMON_H
