@@ -1,0 +1,166 @@
+//===- Machine.h - MN-Core 2 machine state and executor --------*- C++ -*-===//
+//
+// The state of one MN-Core 2 board (manual 1.3 and 3.3) and the executor of
+// a parsed Program. PE storage is kept structure-of-arrays: element
+// [address][pe] of each memory is contiguous over the 4096 PEs, so every
+// instruction runs as plain loops over all PEs at once.
+//
+// PE numbering: pe = (((group * 2 + l2b) * 8 + l1b) * 16 + mab) * 4 + subpe.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNCC_EMU_MACHINE_H
+#define MNCC_EMU_MACHINE_H
+
+#include "mncc/emu/Parser.h"
+#include "mncc/emu/Program.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace mncc::emu {
+
+constexpr unsigned NumGroups = 4;
+constexpr unsigned L2bsPerGroup = 2;
+constexpr unsigned L1bsPerL2b = 8;
+constexpr unsigned MabsPerL1b = 16;
+constexpr unsigned PesPerMab = 4;
+constexpr unsigned NumL2bs = NumGroups * L2bsPerGroup;
+constexpr unsigned NumL1bs = NumL2bs * L1bsPerL2b;
+constexpr unsigned NumMabs = NumL1bs * MabsPerL1b;
+constexpr unsigned NumPes = NumMabs * PesPerMab;
+
+/// Words per PE memory (manual 3.3.2).
+constexpr unsigned LmWords = 4096;
+constexpr unsigned GrfWords = 512;
+/// Long words per upper memory.
+constexpr unsigned L1bmLongWords = 8 * 1024;
+constexpr unsigned L2bmLongWords = 32 * 1024;
+constexpr unsigned PdmLongWords = 512 * 1024;
+constexpr uint64_t DramLongWords = uint64_t(512) * 1024 * 1024;
+/// Writable mask register entries are 1..15; 0 and 16..31 are fixed.
+constexpr unsigned MaskEntries = 16;
+
+/// PE index from its position in the hierarchy.
+constexpr unsigned peIndex(unsigned group, unsigned l2b, unsigned l1b,
+                           unsigned mab, unsigned subpe) {
+  return (((group * L2bsPerGroup + l2b) * L1bsPerL2b + l1b) * MabsPerL1b +
+          mab) *
+             PesPerMab +
+         subpe;
+}
+
+/// A zero-initialised array obtained from calloc, so untouched pages of the
+/// large PE memories cost nothing.
+template <typename T> class ZeroedArray {
+public:
+  explicit ZeroedArray(size_t count);
+  ~ZeroedArray();
+  ZeroedArray(const ZeroedArray &) = delete;
+  ZeroedArray &operator=(const ZeroedArray &) = delete;
+  T *data() { return Data; }
+  const T *data() const { return Data; }
+  T &operator[](size_t i) { return Data[i]; }
+  const T &operator[](size_t i) const { return Data[i]; }
+
+private:
+  T *Data;
+};
+
+/// One 128-bit value per PE: High is the most significant long word.
+struct WideLanes {
+  uint64_t High[NumPes];
+  uint64_t Low[NumPes];
+};
+
+class Machine {
+public:
+  Machine();
+  ~Machine();
+  Machine(const Machine &) = delete;
+  Machine &operator=(const Machine &) = delete;
+
+  /// Runs a program from the current state, appending the `d get` dump lines
+  /// to Dump. Returns false with Error set when a statement cannot run.
+  bool run(const Program &program, std::string &dump, Diagnostic &error);
+
+  /// Long word at a word address (aligned down to even) of a PE memory
+  /// (LM0, LM1, GRF0, GRF1); word 2k is the most significant half of it.
+  uint64_t readLong(Space space, unsigned pe, uint32_t wordAddress) const;
+  void writeLong(Space space, unsigned pe, uint32_t wordAddress,
+                 uint64_t value);
+  /// T register of a PE, cycle 0..3: High and Low long word.
+  uint64_t readT(unsigned pe, unsigned cycle, bool low = false) const;
+  /// Mask register entry 0..31 of a PE: bits 15..12 are cycle 0.
+  uint16_t maskEntry(unsigned pe, unsigned entry) const;
+  /// Base address registers of LM0 / LM1.
+  uint16_t baseAddress(Space space, unsigned pe) const;
+  /// Upper memories, long word addresses (wrapping at their size).
+  uint64_t readUpper(Space space, unsigned index, uint64_t address) const;
+  void writeUpper(Space space, unsigned index, uint64_t address,
+                  uint64_t value);
+
+  /// Executes one PE statement (exposed for tests).
+  void executeStep(const Statement &stmt);
+  /// Long word 0..3 of a matrix register row (0..15): a double element, or
+  /// two singles, or four halves, most significant first.
+  uint64_t matrixElement(Space space, unsigned mab, unsigned row,
+                         unsigned column) const {
+    return const_cast<Machine *>(this)->matrixWord(space, mab, row, column);
+  }
+
+private:
+  uint32_t *words(Space space);
+  const uint32_t *words(Space space) const;
+  uint32_t wordCount(Space space) const;
+  uint64_t *dramPage(unsigned group, uint64_t page, bool create);
+
+  void debugSet(const Statement &stmt);
+  void debugGet(const Statement &stmt, std::string &dump) const;
+
+  // Step execution helpers (ExecutePe.cpp).
+  void readOperand(const Operand &op, unsigned cycle, const Expression &expr,
+                   WideLanes &out) const;
+  void computeWordAddresses(const Operand &op, unsigned cycle,
+                            uint32_t *addresses) const;
+  void cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits) const;
+  void writeDestination(const Operand &op, unsigned cycle,
+                        const WideLanes &value, const uint8_t *flags);
+  void executeAlu(const Expression &expr, const WideLanes *const *sources,
+                  WideLanes &result, uint8_t *flags) const;
+  void executeMau(const Expression &expr, const WideLanes *const *sources,
+                  WideLanes &result, uint8_t *flags) const;
+
+  // Transfers (ExecuteTransfer.cpp).
+  uint64_t &matrixWord(Space space, unsigned mab, unsigned row,
+                       unsigned column);
+  static unsigned matrixElementBits(Precision prec);
+  uint64_t matrixElementAt(Space space, unsigned mab, unsigned row,
+                           unsigned column, unsigned bits) const;
+  void readTransfer(const Expression &expr, unsigned cycle,
+                    const WideLanes *const *sources, WideLanes &out) const;
+  void commitTransfer(const Expression &expr, const WideLanes *perCycle);
+  void executeMv(const MvTransfer &mv);
+
+  ZeroedArray<uint32_t> Lm0, Lm1, Grf0, Grf1;
+  /// T[(cycle * 2 + low) * NumPes + pe].
+  ZeroedArray<uint64_t> TReg;
+  /// Writable mask entries, Masks[entry * NumPes + pe]; entry 0 unused.
+  ZeroedArray<uint16_t> Masks;
+  ZeroedArray<uint16_t> Bar0, Bar1;
+  /// Forwarding latches, one per cycle (manual 3.6.1).
+  std::unique_ptr<WideLanes[]> AluForward, MauForward, LbForward, MreadForward;
+  ZeroedArray<uint64_t> L1bm, L2bm, Pdm;
+  /// Matrix registers x and y of each MAB: 16 rows of 4 long words,
+  /// Matrices[((plane * NumMabs + mab) * 16 + row) * 4 + column].
+  ZeroedArray<uint64_t> Matrices;
+  std::unordered_map<uint64_t, std::unique_ptr<uint64_t[]>> Dram;
+  MaskControl DefaultMask;
+};
+
+} // namespace mncc::emu
+
+#endif // MNCC_EMU_MACHINE_H

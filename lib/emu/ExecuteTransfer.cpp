@@ -1,0 +1,504 @@
+//===- ExecuteTransfer.cpp - L1BM, L2BM, matrix and MV transfers ----------===//
+//
+// The data movement instructions of mncc-sim: L1BM <-> PE transfers and RRN
+// reductions (manual 3.6.8), L2BM <-> L1BM copies, distribution and
+// reductions (3.6.7), the matrix registers (3.6.6) and the MV transfers
+// mvp, mvb, mvb2 and mvr (3.5). Layouts follow the manual's tables: per
+// cycle, 16x1 mode moves 4 long words per width unit (one per PE of a MAB,
+// broadcast or reduced over the 16 MABs), 4x4 mode 16 (MAB bits 3-2
+// distribute, bits 1-0 broadcast or reduce), l1bmp 1 (the same to every
+// PE), l1bmd 64 (one per PE); docs/target/mncore2.md decisions S17-S24.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mncc/emu/Machine.h"
+
+#include "mncc/emu/Numerics.h"
+
+namespace mncc::emu {
+
+namespace {
+
+constexpr unsigned PesPerL1b = MabsPerL1b * PesPerMab;
+
+/// Long words per PE and cycle of an upper memory operand.
+unsigned longsOf(const Operand &op) {
+  return op.Size == Width::DoubleLong ? 2 : 1;
+}
+
+/// Long word offset in the L1BM of PE (mab, subpe), cycle c and half h (0
+/// for the most significant long word) for a transfer layout. Per cycle a
+/// layout moves a group of G long words per width unit (l1bmp 1, 16x1 4,
+/// 4x4 16, l1bmd 64), one per PE position; a double long transfer moves
+/// two such groups, the high long words first (decision S17: the public
+/// DRAM download programs place long word k of a 16x1 double long group at
+/// 8c + 4h + pe).
+uint64_t l1bmOffset(Opcode op, unsigned longs, unsigned cycle, unsigned half,
+                    unsigned mab, unsigned subpe) {
+  unsigned group, index;
+  switch (op) {
+  case Opcode::L1bmP:
+    group = 1;
+    index = 0;
+    break;
+  case Opcode::L1bmM:
+  case Opcode::L1bmMAt:
+  case Opcode::L1bmR:
+    group = 4;
+    index = subpe;
+    break;
+  case Opcode::L1bmM4:
+  case Opcode::L1bmM4At:
+  case Opcode::L1bmR4:
+    group = 16;
+    index = (mab >> 2) * 4 + subpe;
+    break;
+  default: // L1bmD
+    group = 64;
+    index = mab * 4 + subpe;
+    break;
+  }
+  return uint64_t(cycle) * group * longs + uint64_t(half) * group + index;
+}
+
+uint64_t lane(uint64_t value, unsigned bits, unsigned i) {
+  unsigned shift = 64 - bits * (i + 1);
+  return bits == 64 ? value : value >> shift & ((uint64_t(1) << bits) - 1);
+}
+
+/// One RRN reduction of n (1, 4, 8 or 16) long words, lane by lane in the
+/// reduction's precision (manual 3.5, chapter 4 for the floating point
+/// rules). Reductions of 8 and 16 elements are two-stage, over groups of
+/// four (docs/target/mncore2.md decisions 17 and S21). The L1BM reduces
+/// halves on its single circuit; the L2BM and MV have half circuits.
+uint64_t reduceLongs(const uint64_t *values, unsigned n, RrnOp op,
+                     Precision prec, bool halfOnSingleCircuit) {
+  if (n == 1)
+    return values[0];
+  unsigned bits = prec == Precision::D || prec == Precision::L   ? 64
+                  : prec == Precision::F || prec == Precision::I ? 32
+                                                                 : 16;
+  uint64_t result = 0;
+  for (unsigned i = 0; i < 64 / bits; ++i) {
+    uint64_t r = 0;
+    if (op == RrnOp::FAdd) {
+      if (bits == 64) {
+        r = n > 4 ? rrnFaddTwoStage<Double>(values, n, 4)
+                  : rrnFadd<Double>(values, n);
+      } else if (bits == 32) {
+        uint32_t v[16];
+        for (unsigned k = 0; k < n; ++k)
+          v[k] = uint32_t(lane(values[k], 32, i));
+        r = n > 4 ? rrnFaddTwoStage<Single>(v, n, 4) : rrnFadd<Single>(v, n);
+      } else if (!halfOnSingleCircuit) {
+        uint16_t h[16];
+        for (unsigned k = 0; k < n; ++k)
+          h[k] = uint16_t(lane(values[k], 16, i));
+        r = n > 4 ? rrnFaddTwoStage<Half>(h, n, 4) : rrnFadd<Half>(h, n);
+      } else {
+        // The L1BM reduces halves on its single circuit (manual 4, RRN).
+        uint16_t h[16];
+        uint32_t v[16];
+        for (unsigned k = 0; k < n; ++k) {
+          h[k] = uint16_t(lane(values[k], 16, i));
+          v[k] = halfToSingle(h[k]);
+        }
+        r = n == 16 ? l1bmHalfFadd16(h, 16)
+            : n > 4 ? rrnFaddTwoStage<Single, Half>(v, n, 4)
+                    : rrnFadd<Single, Half>(v, n);
+      }
+    } else if (op == RrnOp::Max || op == RrnOp::Min) {
+      r = lane(values[0], bits, i);
+      for (unsigned k = 1; k < n; ++k) {
+        uint64_t v = lane(values[k], bits, i);
+        bool isMax = op == RrnOp::Max;
+        if (bits == 64)
+          r = isMax ? rrnMax<Double>(r, v) : rrnMin<Double>(r, v);
+        else if (bits == 32)
+          r = isMax ? rrnMax<Single>(uint32_t(r), uint32_t(v))
+                    : rrnMin<Single>(uint32_t(r), uint32_t(v));
+        else
+          r = isMax ? rrnMax<Half>(uint16_t(r), uint16_t(v))
+                    : rrnMin<Half>(uint16_t(r), uint16_t(v));
+      }
+    } else {
+      r = op == RrnOp::BAnd || op == RrnOp::And ? ~uint64_t(0) : 0;
+      for (unsigned k = 0; k < n; ++k) {
+        uint64_t v = lane(values[k], bits, i);
+        switch (op) {
+        case RrnOp::IAdd:
+          r += v;
+          break;
+        case RrnOp::BAnd:
+          r &= v;
+          break;
+        case RrnOp::BOr:
+          r |= v;
+          break;
+        case RrnOp::And: // logical: 1 when every element is non-zero
+          r = (r && v) ? 1 : 0;
+          break;
+        default: // logical or
+          r = (r || v) ? 1 : 0;
+          break;
+        }
+      }
+    }
+    if (bits == 64)
+      result = r;
+    else
+      result |= (r & ((uint64_t(1) << bits) - 1)) << (64 - bits * (i + 1));
+  }
+  return result;
+}
+
+} // namespace
+
+uint64_t &Machine::matrixWord(Space space, unsigned mab, unsigned row,
+                              unsigned column) {
+  size_t plane = space == Space::MatY ? 1 : 0;
+  return Matrices[((plane * NumMabs + mab) * 16 + row % 16) * 4 + column % 4];
+}
+
+unsigned Machine::matrixElementBits(Precision prec) {
+  return prec == Precision::D ? 64 : prec == Precision::H ? 16 : 32;
+}
+
+uint64_t Machine::matrixElementAt(Space space, unsigned mab, unsigned row,
+                                  unsigned column, unsigned bits) const {
+  // A row is 256 bits: four long words, elements from the most significant
+  // end of long word 0.
+  unsigned offset = column * bits % 256;
+  uint64_t word =
+      const_cast<Machine *>(this)->matrixWord(space, mab, row, offset / 64);
+  return bits == 64
+             ? word
+             : word >> (64 - offset % 64 - bits) & ((uint64_t(1) << bits) - 1);
+}
+
+void Machine::readTransfer(const Expression &expr, unsigned cycle,
+                           const WideLanes *const *sources,
+                           WideLanes &out) const {
+  switch (expr.Op) {
+  case Opcode::L1bmP:
+  case Opcode::L1bmM:
+  case Opcode::L1bmM4:
+  case Opcode::L1bmD: {
+    const Operand &src = expr.Sources[0];
+    unsigned longs = longsOf(src);
+    for (unsigned pe = 0; pe < NumPes; ++pe) {
+      unsigned l1b = pe / PesPerL1b;
+      unsigned mab = pe / PesPerMab % MabsPerL1b;
+      unsigned subpe = pe % PesPerMab;
+      out.High[pe] = readUpper(
+          Space::L1BM, l1b,
+          src.Address[0] + l1bmOffset(expr.Op, longs, cycle, 0, mab, subpe));
+      out.Low[pe] =
+          longs == 2
+              ? readUpper(Space::L1BM, l1b,
+                          src.Address[0] +
+                              l1bmOffset(expr.Op, longs, cycle, 1, mab, subpe))
+              : 0;
+    }
+    return;
+  }
+  case Opcode::MRead: {
+    // Transposed read (manual 3.6.6): in cycle c the PEs receive column
+    // addr + c of the matrix, PE k its k-th quarter; hmread moves two
+    // columns a cycle, the second in the low long word (decision S19).
+    const Operand &src = expr.Sources[0];
+    unsigned bits = matrixElementBits(expr.Prec);
+    unsigned perPe = 64 / bits;
+    bool twoColumns = expr.Prec == Precision::H;
+    for (unsigned pe = 0; pe < NumPes; ++pe) {
+      unsigned mab = pe / PesPerMab, k = pe % PesPerMab;
+      uint64_t words[2] = {0, 0};
+      for (unsigned half = 0; half < (twoColumns ? 2u : 1u); ++half) {
+        unsigned column =
+            src.Address[0] + (twoColumns ? 2 * cycle + half : cycle);
+        for (unsigned e = 0; e < perPe; ++e) {
+          uint64_t element =
+              matrixElementAt(src.Where, mab, k * perPe + e, column, bits);
+          words[half] |= element << (64 - bits * (e + 1));
+        }
+      }
+      out.High[pe] = words[0];
+      out.Low[pe] = words[1];
+    }
+    return;
+  }
+  case Opcode::MFma:
+  case Opcode::MMul: {
+    // y = M b + c over the MAB (manual 3.6.6, chapter 4 for the
+    // arithmetic): b is the block-float vector the four PEs supply in the
+    // cycle, PE k its k-th quarter; y and c are laid out the same way in
+    // the output precision. dm(fma|mul) computes rows 0, 1 ("u", PEs 0, 1)
+    // or 2, 3 ("d", PEs 2, 3) and the other PEs pass c through the output
+    // tail.
+    const Operand &matrix = expr.Sources[0];
+    const WideLanes &b = *sources[1];
+    const WideLanes *c = expr.Op == Opcode::MFma ? sources[2] : nullptr;
+    for (unsigned mab = 0; mab < NumMabs; ++mab) {
+      unsigned pe0 = mab * PesPerMab;
+      if (expr.Prec == Precision::D) {
+        uint64_t vector[4], row[4];
+        for (unsigned k = 0; k < 4; ++k)
+          vector[k] = b.High[pe0 + k];
+        for (unsigned p = 0; p < 4; ++p) {
+          uint64_t addend = c ? c->High[pe0 + p] : 0;
+          bool active = expr.DoubleHalf == 1 ? p < 2 : p >= 2;
+          for (unsigned k = 0; k < 4; ++k)
+            row[k] = matrixElementAt(matrix.Where, mab, p, k, 64);
+          out.High[pe0 + p] =
+              active ? mauMatVecDouble(row, vector, 4, addend)
+                     : roundToFormat<Double>(decode<Double>(addend));
+          out.Low[pe0 + p] = 0;
+        }
+        continue;
+      }
+      bool isHalf = expr.Prec == Precision::H;
+      unsigned n = isHalf ? 16 : 8;
+      unsigned inBits = isHalf ? 16 : 32;
+      uint16_t halfVector[16], halfRow[16];
+      uint32_t singleVector[8], singleRow[8];
+      for (unsigned j = 0; j < n; ++j) {
+        unsigned perPe = 64 / inBits;
+        uint64_t word = b.High[pe0 + j / perPe];
+        uint64_t element = word >> (64 - inBits * (j % perPe + 1)) &
+                           ((uint64_t(1) << inBits) - 1);
+        if (isHalf)
+          halfVector[j] = uint16_t(element);
+        else
+          singleVector[j] = uint32_t(element);
+      }
+      for (unsigned p = 0; p < 4; ++p) {
+        out.High[pe0 + p] = 0;
+        out.Low[pe0 + p] = 0;
+      }
+      for (unsigned i = 0; i < n; ++i) {
+        // Output element i: PE i / (n / 4), single number i % (n / 4) of
+        // its 64 (pseudo-single) or 128 (half) bits.
+        unsigned perPe = n / 4;
+        unsigned pe = pe0 + i / perPe, slot = i % perPe;
+        uint32_t addend = 0;
+        if (c)
+          addend = uint32_t(slot < 2 ? c->High[pe] >> (32 - 32 * slot)
+                                     : c->Low[pe] >> (32 - 32 * (slot - 2)));
+        uint32_t y;
+        if (isHalf) {
+          for (unsigned j = 0; j < n; ++j)
+            halfRow[j] = uint16_t(matrixElementAt(matrix.Where, mab, i, j, 16));
+          y = mauMatVecHalf(halfRow, halfVector, 16, addend);
+        } else {
+          for (unsigned j = 0; j < n; ++j)
+            singleRow[j] =
+                uint32_t(matrixElementAt(matrix.Where, mab, i, j, 32));
+          y = mauMatVecPseudoSingle(singleRow, singleVector, 8, addend);
+        }
+        if (slot < 2)
+          out.High[pe] |= uint64_t(y) << (32 - 32 * slot);
+        else
+          out.Low[pe] |= uint64_t(y) << (32 - 32 * (slot - 2));
+      }
+    }
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+void Machine::commitTransfer(const Expression &expr,
+                             const WideLanes *perCycle) {
+  switch (expr.Op) {
+  case Opcode::L1bmMAt:
+  case Opcode::L1bmM4At:
+  case Opcode::L1bmR:
+  case Opcode::L1bmR4:
+  case Opcode::L1bmD: {
+    const Operand &dst = expr.Destinations[0];
+    unsigned longs = longsOf(dst);
+    for (unsigned cycle = 0; cycle < 4; ++cycle) {
+      const WideLanes &v = perCycle[cycle];
+      for (unsigned l1b = 0; l1b < NumL1bs; ++l1b) {
+        unsigned base = l1b * PesPerL1b;
+        for (unsigned mab = 0; mab < MabsPerL1b; ++mab) {
+          // Which MABs write: @<mab> picks one (in 4x4 mode one of each
+          // group of four); reductions write once per slot, from the
+          // MAB with the lowest index of the reduced set.
+          bool writes = true;
+          if (expr.Op == Opcode::L1bmMAt)
+            writes = mab == unsigned(expr.Target);
+          else if (expr.Op == Opcode::L1bmM4At)
+            writes = (mab & 3) == unsigned(expr.Target);
+          else if (expr.Op == Opcode::L1bmR)
+            writes = mab == 0;
+          else if (expr.Op == Opcode::L1bmR4)
+            writes = (mab & 3) == 0;
+          if (!writes)
+            continue;
+          for (unsigned subpe = 0; subpe < PesPerMab; ++subpe) {
+            for (unsigned half = 0; half < longs; ++half) {
+              uint64_t address =
+                  dst.Address[0] +
+                  l1bmOffset(expr.Op, longs, cycle, half, mab, subpe);
+              uint64_t value;
+              auto word = [&](unsigned m) {
+                unsigned pe = base + m * PesPerMab + subpe;
+                return half ? v.Low[pe] : v.High[pe];
+              };
+              if (expr.Op == Opcode::L1bmR || expr.Op == Opcode::L1bmR4) {
+                uint64_t values[16];
+                unsigned n = expr.Op == Opcode::L1bmR ? 16 : 4;
+                for (unsigned k = 0; k < n; ++k)
+                  values[k] = word(n == 16 ? k : (mab & ~3u) + k);
+                value = reduceLongs(values, n, expr.Reduction, expr.Prec, true);
+              } else {
+                value = word(mab);
+              }
+              writeUpper(Space::L1BM, l1b, address, value);
+            }
+          }
+        }
+      }
+    }
+    return;
+  }
+  case Opcode::MWrite: {
+    // Cycle c writes row addr + c, PE k supplying the k-th quarter of it;
+    // hmwrite to "$llx" writes two rows a cycle, the second from the low
+    // long words (manual 3.6.6).
+    const Operand &dst = expr.Destinations[0];
+    bool twoRows = dst.Size == Width::DoubleLong;
+    for (unsigned cycle = 0; cycle < 4; ++cycle)
+      for (unsigned pe = 0; pe < NumPes; ++pe)
+        for (unsigned half = 0; half < (twoRows ? 2u : 1u); ++half)
+          matrixWord(dst.Where, pe / PesPerMab,
+                     dst.Address[0] + (twoRows ? 2 * cycle + half : cycle),
+                     pe % PesPerMab) =
+              half ? perCycle[cycle].Low[pe] : perCycle[cycle].High[pe];
+    return;
+  }
+  case Opcode::L2bmR: {
+    // Each of 64 long words reduced over the L1Bs of the L2B (or copied
+    // from the one named by @<l1b>).
+    const Operand &src = expr.Sources[0];
+    const Operand &dst = expr.Destinations[0];
+    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b) {
+      for (unsigned i = 0; i < 64; ++i) {
+        uint64_t values[L1bsPerL2b];
+        unsigned n = 0;
+        for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1)
+          if (expr.Target < 0 || l1 == unsigned(expr.Target))
+            values[n++] = readUpper(Space::L1BM, l2b * L1bsPerL2b + l1,
+                                    src.Address[0] + i);
+        writeUpper(Space::L2BM, l2b, dst.Address[0] + i,
+                   reduceLongs(values, n, expr.Reduction, expr.Prec, false));
+      }
+    }
+    return;
+  }
+  case Opcode::L2bmD: {
+    // Distribution: per cycle 64 long words of the L2BM, 8 to each L1B
+    // (manual 3.6.7 table), so over a step L1B k receives
+    // L2BM[addr + 64c + 8k + i] at L1BM[addr + 8c + i]; gathering is the
+    // reverse (decision S23).
+    const Operand &src = expr.Sources[0];
+    const Operand &dst = expr.Destinations[0];
+    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b)
+      for (unsigned k = 0; k < L1bsPerL2b; ++k) {
+        if (expr.Target >= 0 && k != unsigned(expr.Target))
+          continue;
+        unsigned l1b = l2b * L1bsPerL2b + k;
+        for (unsigned cycle = 0; cycle < 4; ++cycle)
+          for (unsigned i = 0; i < 8; ++i) {
+            uint64_t wide = 64 * cycle + 8 * k + i, narrow = 8 * cycle + i;
+            if (expr.ToUpper)
+              writeUpper(Space::L2BM, l2b, dst.Address[0] + wide,
+                         readUpper(Space::L1BM, l1b, src.Address[0] + narrow));
+            else
+              writeUpper(Space::L1BM, l1b, dst.Address[0] + narrow,
+                         readUpper(Space::L2BM, l2b, src.Address[0] + wide));
+          }
+      }
+    return;
+  }
+  case Opcode::L2bmB:
+  case Opcode::L2bmAt: {
+    // 16 long words per cycle, 64 per instruction (manual 3.6.7).
+    const Operand &src = expr.Sources[0];
+    const Operand &dst = expr.Destinations[0];
+    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b) {
+      for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1) {
+        if (expr.Target >= 0 && l1 != unsigned(expr.Target))
+          continue;
+        unsigned l1b = l2b * L1bsPerL2b + l1;
+        for (unsigned i = 0; i < 64; ++i) {
+          if (expr.Op == Opcode::L2bmB)
+            writeUpper(Space::L1BM, l1b, dst.Address[0] + i,
+                       readUpper(Space::L2BM, l2b, src.Address[0] + i));
+          else
+            writeUpper(Space::L2BM, l2b, dst.Address[0] + i,
+                       readUpper(Space::L1BM, l1b, src.Address[0] + i));
+        }
+      }
+    }
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+void Machine::executeMv(const MvTransfer &mv) {
+  if (mv.TransferKind == MvTransfer::Reduce) {
+    // mvr: the same address of the eight L2BMs reduced, written to the
+    // named group or, without one, to every group (decision S20).
+    for (uint32_t i = 0; i < mv.Size; ++i) {
+      uint64_t values[NumL2bs];
+      for (unsigned l2b = 0; l2b < NumL2bs; ++l2b)
+        values[l2b] = readUpper(Space::L2BM, l2b, mv.FromAddress + i);
+      uint64_t value =
+          reduceLongs(values, NumL2bs, mv.Reduction, mv.Prec, false);
+      for (unsigned group = 0; group < NumGroups; ++group)
+        if (mv.ToGroup < 0 || group == unsigned(mv.ToGroup))
+          writeUpper(mv.To, group, mv.ToAddress + i, value);
+    }
+    return;
+  }
+  if (mv.TransferKind == MvTransfer::Broadcast ||
+      mv.TransferKind == MvTransfer::Broadcast2) {
+    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b) {
+      unsigned group = l2b / L2bsPerGroup;
+      unsigned from = mv.TransferKind == MvTransfer::Broadcast
+                          ? unsigned(mv.FromGroup)
+                          : group;
+      for (uint32_t i = 0; i < mv.Size; ++i)
+        writeUpper(Space::L2BM, l2b, mv.ToAddress + i,
+                   readUpper(mv.From, from, mv.FromAddress + i));
+    }
+    return;
+  }
+  if (mv.TransferKind != MvTransfer::Point)
+    return;
+  // mvp: a contiguous copy of Size long words; without a group every group
+  // copies in parallel (manual 3.5, mvp).
+  for (unsigned group = 0; group < NumGroups; ++group) {
+    if (mv.FromGroup >= 0 && group != 0)
+      break;
+    unsigned fromGroup = mv.FromGroup >= 0 ? unsigned(mv.FromGroup) : group;
+    unsigned toGroup = mv.ToGroup >= 0 ? unsigned(mv.ToGroup) : group;
+    auto index = [](Space space, unsigned g, int8_t l2b) {
+      return space == Space::L2BM
+                 ? g * L2bsPerGroup + unsigned(l2b < 0 ? 0 : l2b)
+                 : g;
+    };
+    unsigned from = index(mv.From, fromGroup, mv.FromL2b);
+    unsigned to = index(mv.To, toGroup, mv.ToL2b);
+    for (uint32_t i = 0; i < mv.Size; ++i)
+      writeUpper(mv.To, to, mv.ToAddress + i,
+                 readUpper(mv.From, from, mv.FromAddress + i));
+  }
+}
+
+} // namespace mncc::emu

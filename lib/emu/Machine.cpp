@@ -1,0 +1,482 @@
+//===- Machine.cpp - MN-Core 2 machine state, d set / d get ---------------===//
+//
+// Storage of the board, the debug statements `d set` and `d get` (manual
+// 3.2, emulator only) and the statement loop. The dump lines follow the
+// official emulator's `-d` output (see docs/target/mncore2.md, "Dump
+// format").
+//
+//===----------------------------------------------------------------------===//
+
+#include "mncc/emu/Machine.h"
+
+#include "mncc/emu/Numerics.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace mncc::emu {
+
+template <typename T>
+ZeroedArray<T>::ZeroedArray(size_t count)
+    : Data(static_cast<T *>(std::calloc(count, sizeof(T)))) {
+  if (!Data)
+    std::abort(); // out of memory: nothing sensible to continue with
+}
+template <typename T> ZeroedArray<T>::~ZeroedArray() { std::free(Data); }
+
+template class ZeroedArray<uint16_t>;
+template class ZeroedArray<uint32_t>;
+template class ZeroedArray<uint64_t>;
+
+namespace {
+constexpr unsigned DramPageBits = 16; // 64 Ki long words per page
+constexpr uint64_t DramPageSize = uint64_t(1) << DramPageBits;
+} // namespace
+
+Machine::Machine()
+    : Lm0(size_t(LmWords) * NumPes), Lm1(size_t(LmWords) * NumPes),
+      Grf0(size_t(GrfWords) * NumPes), Grf1(size_t(GrfWords) * NumPes),
+      TReg(size_t(8) * NumPes), Masks(size_t(MaskEntries) * NumPes),
+      Bar0(NumPes), Bar1(NumPes), AluForward(new WideLanes[4]()),
+      MauForward(new WideLanes[4]()), LbForward(new WideLanes[4]()),
+      MreadForward(new WideLanes[4]()), L1bm(size_t(L1bmLongWords) * NumL1bs),
+      L2bm(size_t(L2bmLongWords) * NumL2bs),
+      Pdm(size_t(PdmLongWords) * NumGroups),
+      Matrices(size_t(2) * NumMabs * 16 * 4) {
+  DefaultMask.Entry = 0;
+  DefaultMask.Targets = MaskAll;
+}
+
+Machine::~Machine() = default;
+
+uint32_t *Machine::words(Space space) {
+  return const_cast<uint32_t *>(
+      static_cast<const Machine *>(this)->words(space));
+}
+
+const uint32_t *Machine::words(Space space) const {
+  switch (space) {
+  case Space::LM0:
+    return Lm0.data();
+  case Space::LM1:
+    return Lm1.data();
+  case Space::GRF0:
+    return Grf0.data();
+  case Space::GRF1:
+    return Grf1.data();
+  default:
+    return nullptr;
+  }
+}
+
+uint32_t Machine::wordCount(Space space) const {
+  return space == Space::LM0 || space == Space::LM1 ? LmWords : GrfWords;
+}
+
+uint64_t Machine::readLong(Space space, unsigned pe,
+                           uint32_t wordAddress) const {
+  const uint32_t *mem = words(space);
+  uint32_t size = wordCount(space);
+  uint32_t address = (wordAddress & ~1u) % size;
+  return uint64_t(mem[size_t(address) * NumPes + pe]) << 32 |
+         mem[size_t(address + 1) * NumPes + pe];
+}
+
+void Machine::writeLong(Space space, unsigned pe, uint32_t wordAddress,
+                        uint64_t value) {
+  uint32_t *mem = words(space);
+  uint32_t size = wordCount(space);
+  uint32_t address = (wordAddress & ~1u) % size;
+  mem[size_t(address) * NumPes + pe] = uint32_t(value >> 32);
+  mem[size_t(address + 1) * NumPes + pe] = uint32_t(value);
+}
+
+uint64_t Machine::readT(unsigned pe, unsigned cycle, bool low) const {
+  return TReg[size_t((cycle % 4) * 2 + (low ? 1 : 0)) * NumPes + pe];
+}
+
+uint16_t Machine::maskEntry(unsigned pe, unsigned entry) const {
+  // Entry 0 is all ones; entries 16..31 spread the low four bits of the
+  // entry number over the cycles, bit 3 to cycle 0 (manual 3.3, mask
+  // registers; docs/target/mncore2.md decision S3).
+  if (entry == 0)
+    return 0xffff;
+  if (entry >= MaskEntries) {
+    uint16_t value = 0;
+    for (unsigned cycle = 0; cycle < 4; ++cycle)
+      if (entry & (8u >> cycle))
+        value |= uint16_t(0xf000u >> (4 * cycle));
+    return value;
+  }
+  return Masks[size_t(entry) * NumPes + pe];
+}
+
+uint16_t Machine::baseAddress(Space space, unsigned pe) const {
+  return space == Space::BarLM0 ? Bar0[pe] : Bar1[pe];
+}
+
+uint64_t *Machine::dramPage(unsigned group, uint64_t page, bool create) {
+  uint64_t key = uint64_t(group) << 40 | page;
+  auto it = Dram.find(key);
+  if (it != Dram.end())
+    return it->second.get();
+  if (!create)
+    return nullptr;
+  auto &slot = Dram[key];
+  slot.reset(new uint64_t[DramPageSize]());
+  return slot.get();
+}
+
+uint64_t Machine::readUpper(Space space, unsigned index,
+                            uint64_t address) const {
+  switch (space) {
+  case Space::L1BM:
+    return L1bm[size_t(index) * L1bmLongWords + address % L1bmLongWords];
+  case Space::L2BM:
+    return L2bm[size_t(index) * L2bmLongWords + address % L2bmLongWords];
+  case Space::PDM:
+    return Pdm[size_t(index) * PdmLongWords + address % PdmLongWords];
+  case Space::DRAM: {
+    address %= DramLongWords;
+    uint64_t key = uint64_t(index) << 40 | (address >> DramPageBits);
+    auto it = Dram.find(key);
+    return it == Dram.end() ? 0 : it->second[address & (DramPageSize - 1)];
+  }
+  default:
+    return 0;
+  }
+}
+
+void Machine::writeUpper(Space space, unsigned index, uint64_t address,
+                         uint64_t value) {
+  switch (space) {
+  case Space::L1BM:
+    L1bm[size_t(index) * L1bmLongWords + address % L1bmLongWords] = value;
+    return;
+  case Space::L2BM:
+    L2bm[size_t(index) * L2bmLongWords + address % L2bmLongWords] = value;
+    return;
+  case Space::PDM:
+    Pdm[size_t(index) * PdmLongWords + address % PdmLongWords] = value;
+    return;
+  case Space::DRAM:
+    address %= DramLongWords;
+    dramPage(index, address >> DramPageBits,
+             true)[address & (DramPageSize - 1)] = value;
+    return;
+  default:
+    return;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// d set / d get
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Calls fn(group, l2b, l1b, mab, subpe) for every position a debug access
+/// selects, in dump order (group outermost, PE innermost). Levels below the
+/// memory's own level are not iterated.
+template <typename Fn>
+void forEachPosition(const DebugAccess &access, unsigned depth, Fn fn) {
+  auto range = [](int8_t index, unsigned limit, unsigned &lo, unsigned &hi) {
+    lo = index < 0 ? 0 : unsigned(index);
+    hi = index < 0 ? limit : unsigned(index) + 1;
+  };
+  unsigned g0, g1, c0 = 0, c1 = 1, b0 = 0, b1 = 1, m0 = 0, m1 = 1, p0 = 0,
+                   p1 = 1;
+  range(access.Group, NumGroups, g0, g1);
+  if (depth >= 2)
+    range(access.L2b, L2bsPerGroup, c0, c1);
+  if (depth >= 3)
+    range(access.L1b, L1bsPerL2b, b0, b1);
+  if (depth >= 5) {
+    range(access.Mab, MabsPerL1b, m0, m1);
+    range(access.Pe, PesPerMab, p0, p1);
+  }
+  for (unsigned g = g0; g < g1; ++g)
+    for (unsigned c = c0; c < c1; ++c)
+      for (unsigned b = b0; b < b1; ++b)
+        for (unsigned m = m0; m < m1; ++m)
+          for (unsigned p = p0; p < p1; ++p)
+            fn(g, c, b, m, p);
+}
+
+/// Hierarchy depth of a memory: 1 group, 2 L2B, 3 L1B, 5 PE.
+unsigned depthOf(Space space) {
+  switch (space) {
+  case Space::DRAM:
+  case Space::PDM:
+    return 1;
+  case Space::L2BM:
+    return 2;
+  case Space::L1BM:
+    return 3;
+  default:
+    return 5;
+  }
+}
+
+const char *dumpName(Space space) {
+  switch (space) {
+  case Space::LM0:
+    return "LM0";
+  case Space::LM1:
+    return "LM1";
+  case Space::GRF0:
+    return "GREG0";
+  case Space::GRF1:
+    return "GREG1";
+  case Space::T:
+    return "TREG";
+  case Space::MaskReg:
+    return "OMR";
+  case Space::L1BM:
+    return "L1BM";
+  case Space::L2BM:
+    return "L2BM";
+  case Space::PDM:
+    return "PDM";
+  case Space::DRAM:
+    return "DRAM";
+  default:
+    return "?";
+  }
+}
+
+/// A value of format F as the dump prints it: an exponent field of 0 is a
+/// (signed) zero and the all-ones field an infinity, as everywhere on
+/// MN-Core 2 (docs/target/mncore2.md decision 2).
+template <typename F> double dumpValue(typename F::Storage bits) {
+  bool negative = F::sign(bits);
+  uint32_t exp = F::exponent(bits);
+  double value;
+  if (exp == 0)
+    value = 0.0;
+  else if (exp == F::MaxExp)
+    value = __builtin_inf();
+  else
+    value = __builtin_ldexp(
+        double((uint64_t(1) << F::ManBits) | uint64_t(F::mantissa(bits))),
+        int(exp) - F::Bias - int(F::ManBits));
+  return negative ? -value : value;
+}
+
+/// A block-float element: explicit leading bit, M * 2^(E - bias - (m - 1));
+/// pseudo-single ignores the low 5 mantissa bits (manual 4, block floats).
+template <typename F>
+double dumpBlockValue(typename F::Storage bits, unsigned ignoredBits = 0) {
+  bool negative = F::sign(bits);
+  uint32_t exp = F::exponent(bits);
+  uint64_t man = uint64_t(F::mantissa(bits)) >> ignoredBits << ignoredBits;
+  double value;
+  if (exp == F::MaxExp)
+    value = __builtin_inf();
+  else if (exp == 0)
+    value = 0.0;
+  else
+    value =
+        __builtin_ldexp(double(man), int(exp) - F::Bias - int(F::ManBits - 1));
+  return negative ? -value : value;
+}
+
+void appendf(std::string &out, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+void appendf(std::string &out, const char *format, ...) {
+  char buffer[256];
+  va_list args;
+  va_start(args, format);
+  int n = std::vsnprintf(buffer, sizeof buffer, format, args);
+  va_end(args);
+  if (n > 0)
+    out.append(buffer,
+               size_t(n) < sizeof buffer ? size_t(n) : sizeof buffer - 1);
+}
+
+/// The value part of one dump line for a long word.
+void appendLongValue(std::string &out, uint64_t v, DumpType type) {
+  switch (type) {
+  case DumpType::Raw:
+    appendf(out, "(f:%g, i:{{0x%X,0x%X},{0x%X,0x%X}}, v:0x%llX)",
+            dumpValue<Double>(v), unsigned(v >> 48 & 0xffff),
+            unsigned(v >> 32 & 0xffff), unsigned(v >> 16 & 0xffff),
+            unsigned(v & 0xffff), (unsigned long long)v);
+    return;
+  case DumpType::D:
+  case DumpType::BD:
+    appendf(out, "(%g) (0x%016llx)",
+            type == DumpType::D ? dumpValue<Double>(v)
+                                : dumpBlockValue<Double>(v),
+            (unsigned long long)v);
+    return;
+  case DumpType::F:
+  case DumpType::BF:
+  case DumpType::BG: {
+    uint32_t w[2] = {uint32_t(v >> 32), uint32_t(v)};
+    double d[2];
+    for (int i = 0; i < 2; ++i)
+      d[i] = type == DumpType::F ? dumpValue<Single>(w[i])
+             : type == DumpType::BF
+                 ? dumpBlockValue<Single>(w[i])
+                 : dumpBlockValue<Single>(w[i], PseudoSingleIgnoredBits);
+    appendf(out, "(%g, %g) (0x%08x, 0x%08x)", d[0], d[1], w[0], w[1]);
+    return;
+  }
+  case DumpType::H:
+  case DumpType::BH: {
+    uint16_t h[4];
+    double d[4];
+    for (int i = 0; i < 4; ++i) {
+      h[i] = uint16_t(v >> (48 - 16 * i));
+      d[i] = type == DumpType::H ? dumpValue<Half>(h[i])
+                                 : dumpBlockValue<Half>(h[i]);
+    }
+    appendf(out, "(%g, %g, %g, %g) (0x%04x, 0x%04x, 0x%04x, 0x%04x)", d[0],
+            d[1], d[2], d[3], h[0], h[1], h[2], h[3]);
+    return;
+  }
+  }
+}
+
+} // namespace
+
+void Machine::debugSet(const Statement &stmt) {
+  const DebugAccess &access = stmt.Debug;
+  unsigned depth = depthOf(access.Where);
+  forEachPosition(
+      access, depth,
+      [&](unsigned g, unsigned c, unsigned b, unsigned m, unsigned p) {
+        for (uint32_t k = 0; k < access.Count; ++k) {
+          uint64_t value = access.Payload[k];
+          switch (access.Where) {
+          case Space::DRAM:
+          case Space::PDM:
+            writeUpper(access.Where, g, access.Address + k, value);
+            break;
+          case Space::L2BM:
+            writeUpper(access.Where, g * L2bsPerGroup + c, access.Address + k,
+                       value);
+            break;
+          case Space::L1BM:
+            writeUpper(access.Where, (g * L2bsPerGroup + c) * L1bsPerL2b + b,
+                       access.Address + k, value);
+            break;
+          case Space::T:
+            // T counts one long word per cycle (the most significant long word
+            // of that cycle's double long word); decision S4.
+            TReg[size_t(((access.Address + k) % 4) * 2) * NumPes +
+                 peIndex(g, c, b, m, p)] = value;
+            break;
+          default:
+            writeLong(access.Where, peIndex(g, c, b, m, p),
+                      uint32_t(access.Address + 2 * k), value);
+            break;
+          }
+        }
+      });
+}
+
+void Machine::debugGet(const Statement &stmt, std::string &dump) const {
+  const DebugAccess &access = stmt.Debug;
+  unsigned depth = depthOf(access.Where);
+  const char *name = dumpName(access.Where);
+  forEachPosition(
+      access, depth,
+      [&](unsigned g, unsigned c, unsigned b, unsigned m, unsigned p) {
+        char location[40];
+        switch (depth) {
+        case 1:
+          std::snprintf(location, sizeof location, "n%u", g);
+          break;
+        case 2:
+          std::snprintf(location, sizeof location, "n%uc%u", g, c);
+          break;
+        case 3:
+          std::snprintf(location, sizeof location, "n%uc%ub%u", g, c, b);
+          break;
+        default:
+          std::snprintf(location, sizeof location, "n%uc%ub%um%up%u", g, c, b,
+                        m, p);
+          break;
+        }
+        unsigned pe = depth == 5 ? peIndex(g, c, b, m, p) : 0;
+        for (uint32_t k = 0; k < access.Count; ++k) {
+          if (access.Where == Space::MaskReg) {
+            // A mask entry prints as four lines, one per cycle.
+            unsigned entry = unsigned(access.Address + k) % 32;
+            uint16_t value = maskEntry(pe, entry);
+            for (unsigned cycle = 0; cycle < 4; ++cycle)
+              appendf(dump, "DEBUG-OMR(%s,%u):Mask{%u} #%s\n", location, entry,
+                      unsigned(value >> (12 - 4 * cycle) & 0xf),
+                      stmt.Text.c_str());
+            continue;
+          }
+          uint64_t value;
+          unsigned long long shownAddress;
+          switch (access.Where) {
+          case Space::DRAM:
+          case Space::PDM:
+            shownAddress = access.Address + k;
+            value = readUpper(access.Where, g, shownAddress);
+            break;
+          case Space::L2BM:
+            shownAddress = (access.Address + k) % L2bmLongWords;
+            value = readUpper(access.Where, g * L2bsPerGroup + c, shownAddress);
+            break;
+          case Space::L1BM:
+            shownAddress = (access.Address + k) % L1bmLongWords;
+            value =
+                readUpper(access.Where, (g * L2bsPerGroup + c) * L1bsPerL2b + b,
+                          shownAddress);
+            break;
+          case Space::T:
+            shownAddress = (access.Address + k) % 4;
+            value = readT(pe, unsigned(shownAddress));
+            break;
+          default:
+            shownAddress =
+                ((access.Address & ~1ull) + 2 * k) % wordCount(access.Where);
+            value = readLong(access.Where, pe, uint32_t(shownAddress));
+            break;
+          }
+          appendf(dump, "DEBUG-%s(%s,%llu):", name, location, shownAddress);
+          appendLongValue(dump, value, access.Type);
+          dump += " #";
+          dump += stmt.Text;
+          dump += '\n';
+        }
+      });
+}
+
+bool Machine::run(const Program &program, std::string &dump,
+                  Diagnostic &error) {
+  (void)error;
+  for (const Statement &stmt : program.Statements) {
+    switch (stmt.StmtKind) {
+    case Statement::DebugSet:
+      debugSet(stmt);
+      break;
+    case Statement::DebugGet:
+      debugGet(stmt, dump);
+      break;
+    case Statement::SetMask:
+      DefaultMask = stmt.Mask;
+      break;
+    case Statement::Mv:
+      // The emulator is not cycle accurate: a transfer completes at once,
+      // so every later wait finds it done.
+      executeMv(stmt.Transfer);
+      break;
+    case Statement::Pe:
+      for (uint32_t i = 0; i < stmt.Repeat; ++i)
+        executeStep(stmt);
+      break;
+    }
+  }
+  return true;
+}
+
+} // namespace mncc::emu

@@ -1,0 +1,129 @@
+//===- mncc-sim.cpp - MN-Core 2 assembly emulator driver ------------------===//
+//
+// mncc-sim -i prog.vsm -d dump.txt
+//
+// Parses and runs an MN-Core 2 assembly (VSM) program on the emulated board
+// and writes the `d get` dump lines, in the official emulator's `-d` format,
+// to the dump file. On any error the message goes to stderr as
+// file:line:column: error: ..., the exit status is 1 and no dump file is
+// left behind (the dump is written to a temporary name and renamed).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mncc/emu/Machine.h"
+#include "mncc/emu/Parser.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+using namespace mncc::emu;
+
+namespace {
+
+void usage(std::FILE *out) {
+  std::fputs("usage: mncc-sim -i <program.vsm> [-d <dump.txt>]\n"
+             "  Runs an MN-Core 2 assembly program on the emulator and\n"
+             "  writes the 'd get' dump lines to the dump file (stdout if\n"
+             "  -d is not given).\n",
+             out);
+}
+
+bool readFile(const std::string &path, std::string &text) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return false;
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0)
+    text.append(buffer, n);
+  bool ok = !std::ferror(file);
+  std::fclose(file);
+  return ok;
+}
+
+bool writeDirectly(const std::string &path, const std::string &text) {
+  std::FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file)
+    return false;
+  bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  return std::fclose(file) == 0 && ok;
+}
+
+/// Writes a regular file through a temporary name and a rename, so a failed
+/// run never leaves a partial dump. A path that exists and is not a regular
+/// file (a device such as /dev/null, a pipe) is written in place: renaming
+/// over it would replace the device.
+bool writeFileAtomically(const std::string &path, const std::string &text) {
+  std::error_code ec;
+  std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) &&
+      !std::filesystem::is_regular_file(status))
+    return writeDirectly(path, text);
+  std::string temporary = path + ".tmp";
+  std::FILE *file = std::fopen(temporary.c_str(), "wb");
+  if (!file)
+    return false;
+  bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  ok = std::fclose(file) == 0 && ok;
+  if (ok && std::rename(temporary.c_str(), path.c_str()) == 0)
+    return true;
+  std::remove(temporary.c_str());
+  return false;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string input, dumpPath;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "-i" || arg == "-d") && i + 1 < argc) {
+      (arg == "-i" ? input : dumpPath) = argv[++i];
+    } else if (arg == "-h" || arg == "--help") {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "mncc-sim: error: unexpected argument '%s'\n",
+                   arg.c_str());
+      usage(stderr);
+      return 1;
+    }
+  }
+  if (input.empty()) {
+    std::fputs("mncc-sim: error: no input file (-i)\n", stderr);
+    usage(stderr);
+    return 1;
+  }
+  std::string text;
+  if (!readFile(input, text)) {
+    std::fprintf(stderr, "mncc-sim: error: cannot read '%s': %s\n",
+                 input.c_str(), std::strerror(errno));
+    return 1;
+  }
+  Program program;
+  Diagnostic error;
+  if (!parseProgram(text, input, program, error)) {
+    std::fprintf(stderr, "%s\n", error.str().c_str());
+    return 1;
+  }
+  std::unique_ptr<Machine> machine(new Machine);
+  std::string dump;
+  if (!machine->run(program, dump, error)) {
+    std::fprintf(stderr, "%s\n", error.str().c_str());
+    return 1;
+  }
+  if (dumpPath.empty()) {
+    std::fwrite(dump.data(), 1, dump.size(), stdout);
+    return 0;
+  }
+  if (!writeFileAtomically(dumpPath, dump)) {
+    std::fprintf(stderr, "mncc-sim: error: cannot write '%s'\n",
+                 dumpPath.c_str());
+    return 1;
+  }
+  return 0;
+}
