@@ -2,7 +2,8 @@
 //
 // Packs and unpacks two representative tensors with 2 threads and compares
 // the throughput (host bytes per second) with a 2-thread memcpy of the same
-// bytes. Usage: mncc-layout-staging-bench [repetitions]
+// bytes; also unpackInto, which fills a caller's buffer as memcpy does.
+// Usage: mncc-layout-staging-bench [repetitions]
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +112,17 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "error: %s does not round-trip\n", workload.name);
       return 1;
     }
+    // unpackInto writes a caller's buffer, like the memcpy below, and so
+    // skips the zero-fill of unpack's fresh vector.
+    std::vector<uint8_t> into(bytes);
+    double unpackIntoTime = bestOf(repetitions, [&]() {
+      unpackInto(*layout, workload.dtype, *image, into.data(), bytes, options);
+    });
+    if (into != host) {
+      std::fprintf(stderr, "error: %s does not round-trip through unpackInto\n",
+                   workload.name);
+      return 1;
+    }
     double memcpyTime = bestOf(repetitions, [&]() {
       parallelMemcpy(copy.data(), host.data(), bytes);
     });
@@ -121,6 +133,8 @@ int main(int argc, char **argv) {
                 memcpyTime / packTime);
     std::printf("  unpack %7.2f GB/s  (%.2fx memcpy)\n", gb / unpackTime,
                 memcpyTime / unpackTime);
+    std::printf("  unpackInto %7.2f GB/s  (%.2fx memcpy)\n",
+                gb / unpackIntoTime, memcpyTime / unpackIntoTime);
     std::printf("  memcpy %7.2f GB/s\n", gb / memcpyTime);
   }
   return 0;

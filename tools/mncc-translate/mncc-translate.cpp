@@ -192,6 +192,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mncc::registerAllDialects(registry);
   MLIRContext context(registry);
+  // Diagnostics name the node; a dump of the op adds nothing for a user.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mncc::ToolDiagnosticHandler diagnostics(sourceMgr, &context);
 

@@ -71,6 +71,8 @@ int runModelCommand() {
   DialectRegistry registry;
   mncc::registerAllDialects(registry);
   MLIRContext context(registry);
+  // Diagnostics name the node; a dump of the op adds nothing for a user.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mncc::ToolDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = mncc::importOnnxFile(runModel, &context);
@@ -161,6 +163,8 @@ int runSummary() {
   DialectRegistry registry;
   mncc::registerAllDialects(registry);
   MLIRContext context(registry);
+  // Diagnostics name the node; a dump of the op adds nothing for a user.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mncc::ToolDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =

@@ -12,11 +12,33 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mncc {
 namespace layout {
+
+namespace detail {
+/// std::allocator whose value-less construct() default-initializes, so that
+/// resize() leaves bytes unset: pack() writes every byte of an arena that
+/// its elements cover completely and skips zero-filling it first.
+template <typename T> struct DefaultInitAllocator : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <typename U> struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  template <typename U> void construct(U *pointer) {
+    ::new (static_cast<void *>(pointer)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U *pointer, Args &&...args) {
+    ::new (static_cast<void *>(pointer)) U(std::forward<Args>(args)...);
+  }
+};
+} // namespace detail
 
 /// A time slice and hierarchy position: the unit that owns one block of a
 /// layout's addresses.
@@ -80,8 +102,13 @@ private:
 
   MemoryKind memoryKind;
   int64_t blockLw;
-  std::vector<uint8_t> arena;
-  std::map<SiteKey, size_t> blockOffsets; // byte offset of each block
+  std::vector<uint8_t, detail::DefaultInitAllocator<uint8_t>> arena;
+  // Byte offset of each block, sorted by site: pack() appends its blocks in
+  // order, which a node-based map would make it pay per block.
+  std::vector<std::pair<SiteKey, size_t>> blockOffsets;
+
+  std::vector<std::pair<SiteKey, size_t>>::const_iterator
+  lowerBound(const SiteKey &site) const;
 };
 
 struct StagingOptions {
@@ -110,6 +137,15 @@ LayoutResult<MemoryImage> pack(const Layout &layout, DType dtype,
 LayoutResult<std::vector<uint8_t>> unpack(const Layout &layout, DType dtype,
                                           const MemoryImage &image,
                                           const StagingOptions &options = {});
+
+/// unpack() into `numBytes` bytes at `data`, which must be exactly the
+/// layout's logical tensor. Every byte is written, so the buffer needs no
+/// initialization (unpack() pays one serial zero-fill of its vector).
+/// Returns `numBytes`.
+LayoutResult<size_t> unpackInto(const Layout &layout, DType dtype,
+                                const MemoryImage &image, void *data,
+                                size_t numBytes,
+                                const StagingOptions &options = {});
 
 } // namespace layout
 } // namespace mncc

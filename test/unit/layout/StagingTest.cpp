@@ -184,6 +184,178 @@ TEST(StagingTest, PackPutsEveryReplicaWhereLocateSays) {
   }
 }
 
+// Checks every byte of every block of `image` against elementAt: a slot
+// holding an element has that element's host bytes, any other byte is zero
+// (padding, unused slots and addresses). Every block holds an element.
+void expectImageMatchesElementAt(const Layout &layout, DType dtype,
+                                 const std::vector<uint8_t> &host,
+                                 const MemoryImage &image) {
+  const size_t elementBytes = dtypeBytes(dtype);
+  for (const SiteKey &site : image.sites()) {
+    const uint8_t *block = image.findBlock(site);
+    bool holdsElement = false;
+    for (int64_t address = 0; address < image.blockLongWords(); ++address)
+      for (int64_t w = 0; w < wordsPerLongWord(dtype); ++w) {
+        Place place;
+        place.group = site.l2b / 2;
+        place.l2b = site.l2b;
+        place.l1b = site.l1b;
+        place.mab = site.mab;
+        place.pe = site.pe;
+        place.time = site.time;
+        place.addressLw = address;
+        place.w = w;
+        PlaceContent content = elementAt(layout, place);
+        std::vector<uint8_t> expected(elementBytes, 0);
+        if (content.kind == PlaceContent::Element) {
+          holdsElement = true;
+          int64_t linear = 0;
+          for (size_t d = 0; d < layout.rank(); ++d)
+            linear = linear * layout.extent(d) + content.index[d];
+          std::copy(host.begin() + linear * elementBytes,
+                    host.begin() + (linear + 1) * elementBytes,
+                    expected.begin());
+        }
+        const uint8_t *at = block + address * kLongWordBytes + w * elementBytes;
+        ASSERT_EQ(std::vector<uint8_t>(at, at + elementBytes), expected)
+            << layout.str() << " " << dtypeName(dtype) << " at " << place.str();
+      }
+    EXPECT_TRUE(holdsElement) << layout.str() << " block " << site.str();
+  }
+}
+
+// Layouts that take each copy loop of the tiled staging (a 16-bit and a
+// 32-bit transpose, whole long words, the element-by-element fallback)
+// and the row walk (W in a padded dimension), with padding, gaps,
+// replicas and several memories.
+struct KernelCase {
+  const char *layout;
+  DType dtype;
+  MemoryKind memory;
+};
+const KernelCase kKernelCases[] = {
+    // 16-bit transpose: PE host-contiguous, W across rows (bench shapes).
+    {"((2_Time:1, 2_L2B:1, 4_MAB:1, 4:1, 4:4), (24:16, 4_W:1, 4_PE:1); "
+     "B@[L1B])",
+     DType::F16, MemoryKind::DRAM},
+    {"((2_L2B:1, 2_Time:1), (4:8, 4_W:1), (4_MAB:1, 4:2), (2_L1B:1, 2:1, "
+     "4_PE:1))",
+     DType::BF16, MemoryKind::LM0},
+    {"((2_L2B:1, 2_Time:1), (4:8, 4_W:1), (4_MAB:1, 4:2), (2:1, 4_PE:1); "
+     "B@[L1B])",
+     DType::I16, MemoryKind::LM0},
+    // 32-bit transpose, with a padded leading dimension and replicas.
+    {"(13,16)/((4_MAB:1, 4:2), (2_W:1, 2:1, 4_PE:1); B@[L1B])", DType::F32,
+     MemoryKind::LM0},
+    {"((3:8, 2_W:1), (8:1, 4_PE:1))", DType::I32, MemoryKind::L1BM},
+    // Whole long words: 64-bit elements, and W host-contiguous.
+    {"((4_PE:1, 6:3), (2_MAB:1, 3:1))", DType::F64, MemoryKind::LM0},
+    {"((8:1, 2_L1B:1), (4_Time:1, 4_W:1))", DType::F16, MemoryKind::L2BM},
+    {"(5,4)/((2_Time:1, 4:1), (2:8, 2_W:1))", DType::F32, MemoryKind::DRAM},
+    // Element by element: 8-bit lanes, W not filling the long word, lanes
+    // out of slot order.
+    {"((8_W:1), (4:1, 4_PE:1))", DType::I8, MemoryKind::LM0},
+    {"((3:1, 4_PE:1), (2_W:2, 2:4))", DType::F16, MemoryKind::LM0},
+    {"((4_PE:1, 2_W:2), (2_W:1, 4:1))", DType::U16, MemoryKind::PDM},
+    // W in a padded dimension.
+    {"(7,6)/((2_MAB:1, 4:1), (2_Time:1, 4_W:1))", DType::F16, MemoryKind::LM0},
+};
+
+TEST(StagingTest, PackWritesExactlyWhatElementAtSaysForEveryKernel) {
+  std::mt19937_64 rng(5);
+  for (const KernelCase &kernelCase : kKernelCases) {
+    Layout layout = parseOrDie(kernelCase.layout);
+    std::vector<uint8_t> host =
+        randomBytes(layout.numElements() * dtypeBytes(kernelCase.dtype), rng);
+    for (unsigned threads : {1u, 2u, 3u}) {
+      StagingOptions options;
+      options.memory = kernelCase.memory;
+      options.numThreads = threads;
+      LayoutResult<MemoryImage> image =
+          pack(layout, kernelCase.dtype, host.data(), host.size(), options);
+      ASSERT_TRUE(image.ok())
+          << kernelCase.layout << ": " << image.error().str();
+      expectImageMatchesElementAt(layout, kernelCase.dtype, host, *image);
+      LayoutResult<std::vector<uint8_t>> back =
+          unpack(layout, kernelCase.dtype, *image, options);
+      ASSERT_TRUE(back.ok()) << back.error().str();
+      EXPECT_EQ(*back, host) << kernelCase.layout << " threads " << threads;
+    }
+  }
+}
+
+TEST(StagingTest, PackWritesExactlyWhatElementAtSaysOnRandomLayouts) {
+  // The arena of a layout without padding is not zero-filled before the
+  // copy; this catches any byte the copy would leave unset.
+  std::mt19937_64 rng(99);
+  for (int trial = 0; trial < 120; ++trial) {
+    DType dtype = kDTypes[trial % 6];
+    MemoryKind memory = kMemories[trial % 4];
+    Layout layout = randomLayout(rng, dtype);
+    if (layout.numElements() == 0)
+      continue;
+    std::vector<uint8_t> host =
+        randomBytes(layout.numElements() * dtypeBytes(dtype), rng);
+    StagingOptions options;
+    options.memory = memory;
+    options.numThreads = 1 + trial % 3;
+    LayoutResult<MemoryImage> image =
+        pack(layout, dtype, host.data(), host.size(), options);
+    ASSERT_TRUE(image.ok()) << layout.str() << ": " << image.error().str();
+    expectImageMatchesElementAt(layout, dtype, host, *image);
+  }
+}
+
+TEST(StagingTest, UnpackIntoWritesEveryByteOfTheCallersBuffer) {
+  std::mt19937_64 rng(17);
+  for (const KernelCase &kernelCase : kKernelCases) {
+    Layout layout = parseOrDie(kernelCase.layout);
+    std::vector<uint8_t> host =
+        randomBytes(layout.numElements() * dtypeBytes(kernelCase.dtype), rng);
+    StagingOptions options;
+    options.memory = kernelCase.memory;
+    options.numThreads = 2;
+    LayoutResult<MemoryImage> image =
+        pack(layout, kernelCase.dtype, host.data(), host.size(), options);
+    ASSERT_TRUE(image.ok()) << image.error().str();
+    // A buffer full of garbage: unpackInto must overwrite all of it.
+    std::vector<uint8_t> buffer(host.size(), 0xab);
+    LayoutResult<size_t> written =
+        unpackInto(layout, kernelCase.dtype, *image, buffer.data(),
+                   buffer.size(), options);
+    ASSERT_TRUE(written.ok()) << written.error().str();
+    EXPECT_EQ(*written, host.size());
+    EXPECT_EQ(buffer, host) << kernelCase.layout;
+    LayoutResult<size_t> wrongSize =
+        unpackInto(layout, kernelCase.dtype, *image, buffer.data(),
+                   buffer.size() - 1, options);
+    ASSERT_FALSE(wrongSize.ok());
+    EXPECT_EQ(
+        wrongSize.error().message.rfind("cannot stage: host tensor has ", 0),
+        0u);
+  }
+}
+
+TEST(StagingTest, UnpacksAHandBuiltImageInPackOrder) {
+  // Blocks created in ascending site order sit where pack() puts them, so
+  // unpack reads them with the tiled copy; the result must not change.
+  Layout layout = parseOrDie("((2_MAB:1, 4:1), (2_W:1, 4_PE:1))");
+  std::vector<uint32_t> host(64);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = static_cast<uint32_t>(0x1000 + i);
+  LayoutResult<MemoryImage> packed =
+      pack(layout, DType::U32, host.data(), host.size() * 4);
+  ASSERT_TRUE(packed.ok());
+  MemoryImage image(MemoryKind::LM0, packed->blockLongWords());
+  for (const SiteKey &site : packed->sites())
+    std::memcpy(image.getOrCreateBlock(site), packed->findBlock(site),
+                packed->blockBytes());
+  LayoutResult<std::vector<uint8_t>> back =
+      unpack(layout, DType::U32, image, StagingOptions());
+  ASSERT_TRUE(back.ok()) << back.error().str();
+  EXPECT_EQ(std::memcmp(back->data(), host.data(), host.size() * 4), 0);
+}
+
 TEST(StagingTest, PaddingIsZeroAndGemmLayoutRoundTrips) {
   // 10 x 6 f16 elements in a layout with room for 16 x 8.
   Layout layout =
