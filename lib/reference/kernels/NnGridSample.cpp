@@ -48,8 +48,10 @@ struct Sampler {
     double span = double(twiceHigh - twiceLow) / 2;
     coord = std::fabs(coord - low);
     double extra = std::fmod(coord, span);
-    int64_t flips = static_cast<int64_t>(std::floor(coord / span));
-    return flips % 2 == 0 ? extra + low : span - extra + low;
+    // The flip count stays a double: converting a huge or NaN coordinate
+    // to an integer would be undefined.
+    double flips = std::floor(coord / span);
+    return std::fmod(flips, 2.0) == 0 ? extra + low : span - extra + low;
   }
 
   static double clip(double coord, int64_t size) {
