@@ -9,8 +9,11 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 
+#include <chrono>
 #include <map>
 
 using namespace mlir;
@@ -56,6 +59,8 @@ struct OnnxProgram::Impl {
   Status runGraph(const Graph &graph, std::vector<reference::Value> &slots,
                   const std::vector<reference::Value> &arguments,
                   std::vector<reference::Value> &results) const;
+  /// Set for the duration of a profiled run.
+  mutable RunProfile *profile = nullptr;
 };
 
 namespace {
@@ -120,6 +125,7 @@ private:
   LogicalResult prepareOp(Operation *op, Graph &graph);
   FailureOr<KernelAttribute> convertAttribute(Operation *op, StringRef name,
                                         mlir::Attribute value);
+  LogicalResult prepareGradient(Operation *op, Step &step);
 
   OnnxProgram::Impl &program;
   std::vector<std::string> *unsupported;
@@ -265,7 +271,9 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
   step.description = describe(op, step.opType);
   step.kernel = reference::lookupKernel(domain, step.opType);
   step.seed = nextSeed = nextSeed * 6364136223846793005ull + 1442695040888963407ull;
-  if (!step.kernel) {
+  bool isGradient =
+      step.opType == "Gradient" && domain == "ai.onnx.preview.training";
+  if (!step.kernel && !isGradient) {
     std::string name =
         domain.empty() ? step.opType : domain.str() + "." + step.opType;
     if (unsupported)
@@ -329,7 +337,211 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
     graphAttribute.kind = KernelAttribute::Kind::Graph;
     step.attributes[name] = graphAttribute;
   }
+  if (isGradient && mlir::failed(prepareGradient(op, step)))
+    return failure();
   graph.steps.push_back(std::move(step));
+  return success();
+}
+
+
+namespace {
+
+// Reverse-mode differentiation for the Gradient operator of
+// ai.onnx.preview.training: the tape lists the elementwise ops between the
+// xs and y as (opcode, input a, input b, output) over the step's inputs.
+enum GradientOpcode : int64_t { GAdd, GSub, GMul, GDiv, GNeg, GIdentity };
+
+/// Sums `gradient` (of shape `from`) down to `shape`, undoing broadcast.
+std::vector<double> reduceToShape(const std::vector<double> &gradient,
+                                  const std::vector<int64_t> &from,
+                                  const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  std::vector<double> result(count, 0.0);
+  reference::forEachBroadcast<1>(
+      from, {reference::broadcastStrides(shape, from)},
+      [&](int64_t index, const std::array<int64_t, 1> &offsets) {
+        result[offsets[0]] += gradient[index];
+      });
+  return result;
+}
+
+Status gradientKernel(KernelContext &context) {
+  size_t numValues = context.numInputs();
+  std::vector<std::vector<double>> values(numValues);
+  std::vector<std::vector<int64_t>> shapes(numValues);
+  for (size_t i = 0; i < numValues; ++i) {
+    const reference::Tensor *tensor = context.inputTensor(i);
+    if (!tensor)
+      return Status::error("Gradient: a value it differentiates through was "
+                           "not computed before it");
+    shapes[i] = tensor->shape();
+    for (int64_t e = 0; e < tensor->numElements(); ++e)
+      values[i].push_back(tensor->elementAsDouble(e));
+  }
+  std::vector<int64_t> tape = context.getInts("mncc.tape");
+  int64_t y = context.getInt("mncc.y", -1);
+  if (y < 0 || y >= (int64_t)numValues || tape.size() % 4)
+    return Status::error("Gradient: malformed tape");
+  std::vector<std::vector<double>> gradients(numValues);
+  gradients[y].assign(values[y].size(), 1.0);
+  auto accumulate = [&](int64_t target, const std::vector<double> &gradient,
+                        const std::vector<int64_t> &from, double sign) {
+    std::vector<double> reduced = reduceToShape(gradient, from, shapes[target]);
+    if (gradients[target].empty())
+      gradients[target].assign(reduced.size(), 0.0);
+    for (size_t i = 0; i < reduced.size(); ++i)
+      gradients[target][i] += sign * reduced[i];
+  };
+  for (size_t at = tape.size(); at >= 4; at -= 4) {
+    int64_t code = tape[at - 4], a = tape[at - 3], b = tape[at - 2],
+            out = tape[at - 1];
+    const std::vector<double> &g = gradients[out];
+    if (g.empty())
+      continue;
+    const std::vector<int64_t> &shape = shapes[out];
+    // Products with the other operand, broadcast to the output's shape.
+    auto times = [&](int64_t other, auto fn) {
+      std::vector<double> result(g.size());
+      reference::forEachBroadcast<2>(
+          shape,
+          {reference::broadcastStrides(shapes[a], shape),
+           reference::broadcastStrides(shapes[other], shape)},
+          [&](int64_t index, const std::array<int64_t, 2> &offsets) {
+            result[index] =
+                fn(g[index], values[a][offsets[0]], values[other][offsets[1]]);
+          });
+      return result;
+    };
+    switch (code) {
+    case GAdd:
+      accumulate(a, g, shape, 1);
+      accumulate(b, g, shape, 1);
+      break;
+    case GSub:
+      accumulate(a, g, shape, 1);
+      accumulate(b, g, shape, -1);
+      break;
+    case GMul:
+      accumulate(a, times(b, [](double d, double, double v) { return d * v; }),
+                 shape, 1);
+      accumulate(b, times(b, [](double d, double u, double) { return d * u; }),
+                 shape, 1);
+      break;
+    case GDiv:
+      accumulate(a, times(b, [](double d, double, double v) { return d / v; }),
+                 shape, 1);
+      accumulate(b,
+                 times(b, [](double d, double u, double v) {
+                   return -d * u / (v * v);
+                 }),
+                 shape, 1);
+      break;
+    case GNeg:
+      accumulate(a, g, shape, -1);
+      break;
+    default:
+      accumulate(a, g, shape, 1);
+      break;
+    }
+  }
+  for (size_t i = 0; i < context.numOutputs(); ++i) {
+    const reference::Tensor *x = context.inputTensor(i);
+    reference::Tensor result(x->dtype(), x->shape());
+    bool ok = reference::dispatchNumeric(x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<T>)
+        for (int64_t e = 0; e < result.numElements(); ++e)
+          result.data<T>()[e] =
+              gradients[i].empty() ? T(0) : static_cast<T>(gradients[i][e]);
+    });
+    if (!ok || !reference::isFloatingPoint(x->dtype()) ||
+        x->dtype() == reference::DType::Float16 ||
+        x->dtype() == reference::DType::BFloat16)
+      return Status::error("Gradient: only float and double are supported");
+    context.setOutput(i, reference::Value(std::move(result)));
+  }
+  return Status::success();
+}
+
+} // namespace
+
+LogicalResult Preparer::prepareGradient(Operation *op, Step &step) {
+  auto function = op->getParentOfType<func::FuncOp>();
+  auto yName = op->getAttrOfType<StringAttr>("y");
+  if (!function || !yName)
+    return op->emitError("Gradient needs its y attribute");
+  // Intermediate names are not kept, so y must be a graph output.
+  Value y;
+  auto terminator = function.front().getTerminator();
+  for (auto [index, operand] : llvm::enumerate(terminator->getOperands()))
+    if (auto name = function.getResultAttrOfType<StringAttr>(index,
+                                                             "onnx.name"))
+      if (name == yName)
+        y = operand;
+  if (!y)
+    return op->emitError("Gradient: y '")
+           << yName.getValue() << "' must be a graph output";
+  // Local numbering: the xs first (the op's operands), then every value the
+  // tape touches.
+  llvm::DenseMap<Value, int64_t> local;
+  std::vector<int> extraSlots;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+    local[operand] = index;
+  auto number = [&](Value value) {
+    auto [entry, inserted] = local.try_emplace(value, (int64_t)local.size());
+    if (inserted)
+      extraSlots.push_back(slotOf(value));
+    return entry->second;
+  };
+  // The ops y depends on, walked back from y and replayed in block order.
+  llvm::SetVector<Operation *> needed;
+  llvm::SmallVector<Value> work = {y};
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    Operation *producer = value.getDefiningOp();
+    if (!producer || local.count(value) && value != y ||
+        llvm::isa<onnx::InitializerOp>(producer) || !needed.insert(producer))
+      continue;
+    for (Value operand : producer->getOperands())
+      work.push_back(operand);
+  }
+  std::vector<Operation *> ordered(needed.begin(), needed.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  std::vector<int64_t> tape;
+  for (Operation *forward : ordered) {
+    StringRef name = forward->getName().stripDialect();
+    int64_t code = llvm::StringSwitch<int64_t>(name)
+                       .Case("Add", GAdd)
+                       .Case("Sub", GSub)
+                       .Case("Mul", GMul)
+                       .Case("Div", GDiv)
+                       .Case("Neg", GNeg)
+                       .Case("Identity", GIdentity)
+                       .Default(-1);
+    if (code < 0)
+      return op->emitError("Gradient through ")
+             << name << " is not supported (Add, Sub, Mul, Div, Neg, Identity)";
+    int64_t a = number(forward->getOperand(0));
+    int64_t b = forward->getNumOperands() > 1 ? number(forward->getOperand(1))
+                                              : a;
+    tape.insert(tape.end(), {code, a, b, number(forward->getResult(0))});
+  }
+  number(y);
+  step.inputSlots.insert(step.inputSlots.end(), extraSlots.begin(),
+                         extraSlots.end());
+  step.kernel = gradientKernel;
+  KernelAttribute tapeAttribute;
+  tapeAttribute.kind = KernelAttribute::Kind::Ints;
+  tapeAttribute.ints = tape;
+  step.attributes["mncc.tape"] = tapeAttribute;
+  KernelAttribute yAttribute;
+  yAttribute.kind = KernelAttribute::Kind::Int;
+  yAttribute.i = local.lookup(y);
+  step.attributes["mncc.y"] = yAttribute;
   return success();
 }
 
@@ -368,6 +580,18 @@ FailureOr<Graph *> Preparer::prepareBlock(Block &block) {
     });
     ++stepIndex;
   }
+  // A step may read more than its operands (Gradient reads the forward
+  // values it differentiates through).
+  llvm::DenseSet<int> definedHere(graph->argumentSlots.begin(),
+                                  graph->argumentSlots.end());
+  for (Operation &op : block)
+    for (Value result : op.getResults())
+      if (slots.count(result))
+        definedHere.insert(slots.lookup(result));
+  for (auto [index, step] : llvm::enumerate(graph->steps))
+    for (int slot : step.inputSlots)
+      if (slot >= 0 && definedHere.contains(slot))
+        lastUse[slot] = std::max<size_t>(lastUse.lookup(slot), index);
   for (auto [slot, index] : lastUse)
     if (!kept.contains(slot) && index < graph->steps.size())
       graph->steps[index].release.push_back(slot);
@@ -389,7 +613,16 @@ Status OnnxProgram::Impl::runGraph(
     slots[graph.argumentSlots[i]] = arguments[i];
   for (const Step &step : graph.steps) {
     StepContext context(*this, step, slots);
+    auto start = profile ? std::chrono::steady_clock::now()
+                         : std::chrono::steady_clock::time_point();
     Status status = step.kernel(context);
+    if (profile) {
+      RunProfile::Entry &entry = profile->perOperator[step.opType];
+      entry.milliseconds += std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+      ++entry.calls;
+    }
     if (!status.ok())
       return Status::error(step.description + ": " + status.message());
     for (size_t i = 0; i < step.outputSlots.size(); ++i) {
@@ -449,7 +682,8 @@ const std::vector<ProgramValueInfo> &OnnxProgram::outputs() const {
 }
 
 Status OnnxProgram::run(const std::vector<reference::Value> &inputs,
-                        std::vector<reference::Value> &outputs) const {
+                        std::vector<reference::Value> &outputs,
+                        RunProfile *profile) const {
   if (inputs.size() != impl->inputs.size())
     return Status::error("the model takes " +
                          std::to_string(impl->inputs.size()) + " inputs, " +
@@ -486,5 +720,8 @@ Status OnnxProgram::run(const std::vector<reference::Value> &inputs,
     }
   }
   std::vector<reference::Value> slots = impl->initialSlots;
-  return impl->runGraph(*impl->graphs.front(), slots, inputs, outputs);
+  impl->profile = profile;
+  Status status = impl->runGraph(*impl->graphs.front(), slots, inputs, outputs);
+  impl->profile = nullptr;
+  return status;
 }

@@ -20,10 +20,14 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <algorithm>
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -50,6 +54,14 @@ cl::opt<std::string> runModel(cl::Positional, cl::Required,
 cl::list<std::string> runInputs(
     "input", cl::desc("A graph input, NAME=FILE (.npy or .pb; repeatable)"),
     cl::sub(runCommand));
+cl::opt<unsigned> runRepeat(
+    "repeat",
+    cl::desc("Run N more times after the first and print the median time "
+             "(threads: MNCC_REFERENCE_THREADS, default 2)"),
+    cl::init(0), cl::sub(runCommand));
+cl::opt<bool> runProfile(
+    "profile", cl::desc("Print the time spent per operator type"),
+    cl::init(false), cl::sub(runCommand));
 cl::opt<std::string> runOutputDir("output-dir", cl::Required,
                                   cl::desc("Folder for the outputs"),
                                   cl::sub(runCommand));
@@ -123,6 +135,46 @@ int runModelCommand() {
   if (!status.ok()) {
     llvm::errs() << runModel << ": error: " << status.message() << "\n";
     return 1;
+  }
+  mncc::RunProfile profile;
+  if (runRepeat) {
+    std::vector<double> milliseconds;
+    for (unsigned i = 0; i < runRepeat; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      std::vector<mncc::reference::Value> again;
+      status = (*program)->run(inputs, again, runProfile ? &profile : nullptr);
+      milliseconds.push_back(std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count());
+      if (!status.ok()) {
+        llvm::errs() << runModel << ": error: " << status.message() << "\n";
+        return 1;
+      }
+    }
+    std::sort(milliseconds.begin(), milliseconds.end());
+    llvm::outs() << llvm::format("%s: %u runs, median %.3f ms, min %.3f ms\n",
+                                 runDevice.c_str(), (unsigned)runRepeat,
+                                 milliseconds[milliseconds.size() / 2],
+                                 milliseconds.front());
+  } else if (runProfile) {
+    std::vector<mncc::reference::Value> again;
+    status = (*program)->run(inputs, again, &profile);
+  }
+  if (runProfile) {
+    double total = 0;
+    for (const auto &entry : profile.perOperator)
+      total += entry.second.milliseconds;
+    std::vector<std::pair<std::string, mncc::RunProfile::Entry>> rows(
+        profile.perOperator.begin(), profile.perOperator.end());
+    std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+      return a.second.milliseconds > b.second.milliseconds;
+    });
+    llvm::outs() << "operator                  calls        ms      %\n";
+    for (const auto &[name, entry] : rows)
+      llvm::outs() << llvm::format("%-24s %6lld %9.2f %6.1f\n", name.c_str(),
+                                   (long long)entry.calls, entry.milliseconds,
+                                   total ? 100 * entry.milliseconds / total
+                                         : 0.0);
   }
   if (std::error_code error =
           llvm::sys::fs::create_directories(runOutputDir)) {

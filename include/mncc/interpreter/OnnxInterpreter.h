@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,15 @@ namespace mncc {
 struct ProgramValueInfo {
   std::string name;
   mlir::Type type;
+};
+
+/// Time spent per operator type over runs, for `mncc run --profile`.
+struct RunProfile {
+  struct Entry {
+    double milliseconds = 0;
+    int64_t calls = 0;
+  };
+  std::map<std::string, Entry> perOperator;
 };
 
 class OnnxProgram {
@@ -44,7 +54,8 @@ public:
   /// Runs on `inputs` (in graph order). The message of a failure names the
   /// node. The program can run any number of times.
   reference::Status run(const std::vector<reference::Value> &inputs,
-                        std::vector<reference::Value> &outputs) const;
+                        std::vector<reference::Value> &outputs,
+                        RunProfile *profile = nullptr) const;
 
   /// The prepared graphs; opaque outside the interpreter.
   struct Impl;
