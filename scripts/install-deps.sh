@@ -10,6 +10,8 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   # libraries
   libgtest-dev libgmock-dev nlohmann-json3-dev
+  # dense linear algebra of the reference kernels
+  libeigen3-dev libopenblas-dev
   # ONNX: schemas, checker, shape inference, parser, version converter
   libonnx-dev libprotobuf-dev
   # the ONNX backend test data: the conformance suite
