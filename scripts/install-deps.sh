@@ -11,7 +11,7 @@ packages=(
   # libraries
   libgtest-dev libgmock-dev nlohmann-json3-dev
   # dense linear algebra of the reference kernels
-  libeigen3-dev libopenblas-dev
+  libopenblas-dev
   # ONNX: schemas, checker, shape inference, parser, version converter
   libonnx-dev libprotobuf-dev
   # the ONNX backend test data: the conformance suite

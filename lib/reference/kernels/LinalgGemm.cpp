@@ -1,15 +1,14 @@
-//===- LinalgGemm.cpp - Eigen GEMM and the kernels' thread split ----------===//
+//===- LinalgGemm.cpp - BLAS GEMM and the kernels' thread split -----------===//
 //
-// The only translation unit of the reference kernels that includes Eigen:
-// its GEMM templates are slow to compile, so every kernel that needs a
-// matrix product (MatMul, Gemm, Conv, ConvTranspose, ...) calls the two
-// instantiations here.
+// Every kernel that needs a matrix product (MatMul, Gemm, Conv,
+// ConvTranspose, ...) calls the GEMM here, which splits the output into
+// blocks over the kernels' threads and multiplies each with OpenBLAS.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LinalgGemm.h"
 
-#include <Eigen/Core>
+#include <cblas.h>
 
 #include <algorithm>
 #include <atomic>
@@ -58,41 +57,33 @@ void linalg::parallelFor(int64_t count, int64_t grain,
 
 namespace {
 
-template <typename T>
-using RowMajor =
-    Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename T>
-using ConstMap = Eigen::Map<const RowMajor<T>, Eigen::Unaligned,
-                            Eigen::OuterStride<Eigen::Dynamic>>;
-template <typename T>
-using MutableMap = Eigen::Map<RowMajor<T>, Eigen::Unaligned,
-                              Eigen::OuterStride<Eigen::Dynamic>>;
-
-/// One block of the product, single-threaded.
-template <typename T>
+/// One block of the product, on one thread: OpenBLAS picks its kernel for
+/// this CPU at run time (AVX-512, AVX2 or SSE), so the library itself stays
+/// built for the baseline instruction set.
 void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-               T alpha, const T *a, int64_t lda, const T *b, int64_t ldb,
-               T beta, T *c, int64_t ldc) {
-  MutableMap<T> cMat(c, m, n, Eigen::OuterStride<Eigen::Dynamic>(ldc));
-  if (beta == T(0))
-    cMat.setZero();
-  else if (beta != T(1))
-    cMat *= beta;
-  if (k == 0)
-    return;
-  // A stored as m x k (or k x m when transposed), B as k x n (or n x k).
-  ConstMap<T> aMat(a, transA ? k : m, transA ? m : k,
-                   Eigen::OuterStride<Eigen::Dynamic>(lda));
-  ConstMap<T> bMat(b, transB ? n : k, transB ? k : n,
-                   Eigen::OuterStride<Eigen::Dynamic>(ldb));
-  if (!transA && !transB)
-    cMat.noalias() += alpha * (aMat * bMat);
-  else if (transA && !transB)
-    cMat.noalias() += alpha * (aMat.transpose() * bMat);
-  else if (!transA && transB)
-    cMat.noalias() += alpha * (aMat * bMat.transpose());
-  else
-    cMat.noalias() += alpha * (aMat.transpose() * bMat.transpose());
+               float alpha, const float *a, int64_t lda, const float *b,
+               int64_t ldb, float beta, float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
+              ldb, beta, c, ldc);
+}
+
+void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+               double alpha, const double *a, int64_t lda, const double *b,
+               int64_t ldb, double beta, double *c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
+              ldb, beta, c, ldc);
+}
+
+/// OpenBLAS's own threads would split the work differently for each thread
+/// count; the kernels split it themselves, in shape-dependent blocks.
+void singleThreadedBlas() {
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
 }
 
 template <typename T>
@@ -101,11 +92,32 @@ void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               T *c, int64_t ldc, bool parallel) {
   if (m <= 0 || n <= 0)
     return;
+  singleThreadedBlas();
+  if (alpha == T(0) && k > 0) {
+    // BLAS skips the product when alpha is 0; ONNX's formula still has
+    // 0 * inf = NaN in it.
+    std::vector<T> product(m * n);
+    gemmImpl(transA, transB, m, n, k, T(1), a, lda, b, ldb, T(0),
+             product.data(), n, parallel);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T &out = c[i * ldc + j];
+        out = T(0) * product[i * n + j] + (beta == T(0) ? T(0) : beta * out);
+      }
+    return;
+  }
+  if (k == 0) {
+    // BLAS wants a leading dimension of at least 1; C = beta * C.
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
   // The output splits along its longer side into about 8 blocks whose
   // size depends only on the shape, never on the thread count: each block
-  // is one Eigen product, so the summation order (hence the result) is the
+  // is one BLAS product, so the summation order (hence the result) is the
   // same whatever the thread count, and blocks stay large enough for
-  // Eigen's packing to pay off.
+  // OpenBLAS's packing to pay off.
   bool large = m * n * std::max<int64_t>(k, 1) >= (int64_t(1) << 18);
   int64_t dim = std::max(m, n);
   int64_t block = std::max<int64_t>(64, (dim + 7) / 8);

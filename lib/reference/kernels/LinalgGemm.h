@@ -1,8 +1,7 @@
 //===- LinalgGemm.h - Shared GEMM and threading of the kernels -*- C++ -*-===//
 //
-// Private to the Linalg/Nn/Quant kernels. The one translation unit that
-// includes Eigen (LinalgGemm.cpp) implements these, so Eigen's heavy
-// templates compile once.
+// Private to the Linalg/Nn/Quant kernels: the matrix product (OpenBLAS)
+// and the thread split they share (LinalgGemm.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,6 @@
 //===- LinalgMatMul.cpp - MatMul and Gemm ---------------------------------===//
 //
-// Floating types go through the shared Eigen GEMM (float16/bfloat16 via
+// Floating types go through the shared GEMM (OpenBLAS) (float16/bfloat16 via
 // float, rounded once at the end); integer types, which ONNX allows for
 // both, use plain loops with wrap-around arithmetic.
 //

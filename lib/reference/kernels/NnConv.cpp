@@ -1,7 +1,7 @@
 //===- NnConv.cpp - Conv and ConvTranspose --------------------------------===//
 //
 // Conv is im2col + GEMM per (image, group); ConvTranspose is GEMM + col2im.
-// The GEMM is the shared Eigen one. float16 runs through float.
+// The GEMM is the shared one (OpenBLAS). float16 runs through float.
 //
 //===----------------------------------------------------------------------===//
 

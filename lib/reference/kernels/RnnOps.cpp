@@ -79,6 +79,11 @@ Status readActivations(const KernelContext &context, Cell cell,
   if (names.empty())
     for (int64_t d = 0; d < directions; ++d)
       names.insert(names.end(), defaults.begin(), defaults.end());
+  // RNN's schema default, ["Tanh", "Tanh"], names both directions of a
+  // bidirectional RNN; a forward one uses the first.
+  if (names.size() > perDirection * directions && cell == Cell::Rnn &&
+      names == std::vector<std::string>{"Tanh", "Tanh"})
+    names.resize(perDirection * directions);
   if (names.size() != perDirection * directions)
     return opError(context, "needs " +
                                 std::to_string(perDirection * directions) +
