@@ -11,6 +11,7 @@ FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps configure build test demo install format clean fuzz-onnx \
+	fuzz-vsm fuzz-configure \
 	supported-ops
 
 all: build
@@ -36,22 +37,33 @@ demo: build
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
-# The importer's fuzzer, in its own clang-19 build; runs FUZZ_SECONDS and
-# keeps what it finds in $(FUZZ_DIR)/findings.
-fuzz-onnx: deps
-	@command -v clang++-19 >/dev/null || { echo "make fuzz-onnx needs clang-19 and libclang-rt-19-dev (apt-get install clang-19 libclang-rt-19-dev)"; exit 1; }
+# The fuzzers, in their own clang-19 build with ASan; each runs
+# FUZZ_SECONDS and keeps what it finds in $(FUZZ_DIR)/findings.
+fuzz-configure: deps
+	@command -v clang++-19 >/dev/null || { echo "the fuzzers need clang-19 and libclang-rt-19-dev (apt-get install clang-19 libclang-rt-19-dev)"; exit 1; }
 	@if [ ! -f $(FUZZ_DIR)/build.ninja ]; then \
 	  cmake -G Ninja -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
 	    -DLLVM_USE_SANITIZER=Address -DLLVM_USE_SANITIZE_COVERAGE=ON \
 	    -DMNCC_ENABLE_FUZZERS=ON -DPython3_EXECUTABLE=$(PYTHON); \
 	fi
+	mkdir -p $(FUZZ_DIR)/findings
+
+fuzz-onnx: fuzz-configure
 	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-onnx-import-fuzzer
-	mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/findings
-	cp examples/models/*.onnxtxt test/onnx/Inputs/*.onnxtxt $(FUZZ_DIR)/corpus/
+	mkdir -p $(FUZZ_DIR)/corpus-onnx
+	cp examples/models/*.onnxtxt test/onnx/Inputs/*.onnxtxt $(FUZZ_DIR)/corpus-onnx/
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/bin/mncc-onnx-import-fuzzer \
 	  -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 \
-	  -artifact_prefix=$(FUZZ_DIR)/findings/ $(FUZZ_DIR)/corpus
+	  -artifact_prefix=$(FUZZ_DIR)/findings/ $(FUZZ_DIR)/corpus-onnx
+
+fuzz-vsm: fuzz-configure
+	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-vsm-parser-fuzzer
+	mkdir -p $(FUZZ_DIR)/corpus-vsm
+	cp test/sim/*.test $(FUZZ_DIR)/corpus-vsm/ 2>/dev/null || true
+	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/bin/mncc-vsm-parser-fuzzer \
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 \
+	  -artifact_prefix=$(FUZZ_DIR)/findings/ $(FUZZ_DIR)/corpus-vsm
 
 # Regenerates docs/supported-ops.md from a conformance run.
 supported-ops: build

@@ -10,6 +10,7 @@
 #include "mncc/emu/Machine.h"
 
 #include "mncc/emu/Numerics.h"
+#include "mncc/emu/Timing.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -455,6 +456,8 @@ bool Machine::run(const Program &program, std::string &dump,
                   Diagnostic &error) {
   (void)error;
   for (const Statement &stmt : program.Statements) {
+    if (Timer)
+      Timer->onStatement(stmt);
     switch (stmt.StmtKind) {
     case Statement::DebugSet:
       debugSet(stmt);
@@ -466,8 +469,8 @@ bool Machine::run(const Program &program, std::string &dump,
       DefaultMask = stmt.Mask;
       break;
     case Statement::Mv:
-      // The emulator is not cycle accurate: a transfer completes at once,
-      // so every later wait finds it done.
+      // The data moves at once, so every later wait finds it done; the
+      // Timer alone accounts the transfer's time.
       executeMv(stmt.Transfer);
       break;
     case Statement::Pe:
@@ -476,6 +479,8 @@ bool Machine::run(const Program &program, std::string &dump,
       break;
     }
   }
+  if (Timer)
+    Timer->finish();
   return true;
 }
 

@@ -1,17 +1,21 @@
 //===- mncc-sim.cpp - MN-Core 2 assembly emulator driver ------------------===//
 //
-// mncc-sim -i prog.vsm -d dump.txt
+// mncc-sim -i prog.vsm -d dump.txt [--stats] [--trace out.json]
 //
 // Parses and runs an MN-Core 2 assembly (VSM) program on the emulated board
 // and writes the `d get` dump lines, in the official emulator's `-d` format,
 // to the dump file. On any error the message goes to stderr as
 // file:line:column: error: ..., the exit status is 1 and no dump file is
 // left behind (the dump is written to a temporary name and renamed).
+// --stats prints the step, cycle and busy counters of the run (Timing.h) to
+// stdout after the dump; --trace writes them as a Chrome / Perfetto trace,
+// also through a temporary name.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mncc/emu/Machine.h"
 #include "mncc/emu/Parser.h"
+#include "mncc/emu/Timing.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -25,10 +29,12 @@ using namespace mncc::emu;
 namespace {
 
 void usage(std::FILE *out) {
-  std::fputs("usage: mncc-sim -i <program.vsm> [-d <dump.txt>]\n"
+  std::fputs("usage: mncc-sim -i <program.vsm> [-d <dump.txt>] [--stats]\n"
+             "                [--trace <trace.json>]\n"
              "  Runs an MN-Core 2 assembly program on the emulator and\n"
              "  writes the 'd get' dump lines to the dump file (stdout if\n"
-             "  -d is not given).\n",
+             "  -d is not given). --stats prints steps, cycles and busy\n"
+             "  cycles per unit; --trace writes a Chrome/Perfetto trace.\n",
              out);
 }
 
@@ -78,11 +84,16 @@ bool writeFileAtomically(const std::string &path, const std::string &text) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string input, dumpPath;
+  std::string input, dumpPath, tracePath;
+  bool stats = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if ((arg == "-i" || arg == "-d") && i + 1 < argc) {
       (arg == "-i" ? input : dumpPath) = argv[++i];
+    } else if (arg == "--trace" && i + 1 < argc) {
+      tracePath = argv[++i];
+    } else if (arg == "--stats") {
+      stats = true;
     } else if (arg == "-h" || arg == "--help") {
       usage(stdout);
       return 0;
@@ -111,6 +122,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::unique_ptr<Machine> machine(new Machine);
+  Timing timing(!tracePath.empty());
+  if (stats || !tracePath.empty())
+    machine->setTiming(&timing);
   std::string dump;
   if (!machine->run(program, dump, error)) {
     std::fprintf(stderr, "%s\n", error.str().c_str());
@@ -118,12 +132,20 @@ int main(int argc, char **argv) {
   }
   if (dumpPath.empty()) {
     std::fwrite(dump.data(), 1, dump.size(), stdout);
-    return 0;
-  }
-  if (!writeFileAtomically(dumpPath, dump)) {
+  } else if (!writeFileAtomically(dumpPath, dump)) {
     std::fprintf(stderr, "mncc-sim: error: cannot write '%s'\n",
                  dumpPath.c_str());
     return 1;
+  }
+  if (!tracePath.empty() &&
+      !writeFileAtomically(tracePath, timing.traceJson())) {
+    std::fprintf(stderr, "mncc-sim: error: cannot write '%s'\n",
+                 tracePath.c_str());
+    return 1;
+  }
+  if (stats) {
+    std::string report = timing.report();
+    std::fwrite(report.data(), 1, report.size(), stdout);
   }
   return 0;
 }

@@ -23,6 +23,8 @@
 
 namespace mncc::emu {
 
+class Timing;
+
 constexpr unsigned NumGroups = 4;
 constexpr unsigned L2bsPerGroup = 2;
 constexpr unsigned L1bsPerL2b = 8;
@@ -86,6 +88,9 @@ public:
   /// Runs a program from the current state, appending the `d get` dump lines
   /// to Dump. Returns false with Error set when a statement cannot run.
   bool run(const Program &program, std::string &dump, Diagnostic &error);
+  /// Counts steps and cycles of later runs into timer (null: none). Timing
+  /// is kept per statement, outside the per-PE loops.
+  void setTiming(Timing *timer) { Timer = timer; }
 
   /// Long word at a word address (aligned down to even) of a PE memory
   /// (LM0, LM1, GRF0, GRF1); word 2k is the most significant half of it.
@@ -159,6 +164,7 @@ private:
   ZeroedArray<uint64_t> Matrices;
   std::unordered_map<uint64_t, std::unique_ptr<uint64_t[]>> Dram;
   MaskControl DefaultMask;
+  Timing *Timer = nullptr;
 };
 
 } // namespace mncc::emu

@@ -1,0 +1,319 @@
+//===- Timing.cpp - Step and cycle counts of an mncc-sim run --------------===//
+//
+// The rules (docs/target/mncore2.md, "Execution timing", decisions T1-T9):
+// a PE statement is one step of four cycles per repetition; `wait i<n>`
+// holds the step until the last MV transfer tagged n is done; MV statements
+// issue on the MV slot, once every four steps, one transfer at a time, and
+// move 64 long words per slot. Debug and `mask` statements take no time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mncc/emu/Timing.h"
+
+#include "mncc/emu/Machine.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+namespace mncc::emu {
+
+namespace {
+
+void appendf(std::string &out, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+void appendf(std::string &out, const char *format, ...) {
+  char buffer[256];
+  va_list args;
+  va_start(args, format);
+  int n = std::vsnprintf(buffer, sizeof buffer, format, args);
+  va_end(args);
+  if (n > 0)
+    out.append(buffer, std::min<size_t>(size_t(n), sizeof buffer - 1));
+}
+
+uint64_t roundUp(uint64_t value, uint64_t step) {
+  return (value + step - 1) / step * step;
+}
+
+/// The i-th non-empty ';'-separated piece of a PE statement: the parser
+/// keeps the expressions in that order.
+std::string expressionText(const std::string &text, int index) {
+  size_t start = 0;
+  int seen = 0;
+  while (start <= text.size()) {
+    size_t semi = text.find(';', start);
+    if (semi == std::string::npos)
+      semi = text.size();
+    size_t first = text.find_first_not_of(" \t", start);
+    if (first != std::string::npos && first < semi) {
+      size_t last = text.find_last_not_of(" \t", semi - 1);
+      if (seen++ == index)
+        return text.substr(first, last + 1 - first);
+    }
+    start = semi + 1;
+  }
+  return text;
+}
+
+void appendJsonString(std::string &out, const std::string &text) {
+  out += '"';
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      appendf(out, "\\u%04x", unsigned(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+/// Trace Event Format times are microseconds.
+void appendMicroseconds(std::string &out, uint64_t cycles) {
+  appendf(out, "%.4f", double(cycles) * 1e6 / ClockHz);
+}
+
+} // namespace
+
+const char *unitName(Unit unit) {
+  switch (unit) {
+  case Unit::Pe:
+    return "pe";
+  case Unit::Alu:
+    return "alu";
+  case Unit::Mau:
+    return "mau";
+  case Unit::Matrix:
+    return "matrix";
+  case Unit::L1bm:
+    return "l1bm";
+  case Unit::L2bm:
+    return "l2bm";
+  case Unit::Mv:
+    return "mv";
+  }
+  return "?";
+}
+
+Unit Timing::unitOf(Opcode op) {
+  if (op >= Opcode::Zero && op < Opcode::VFma)
+    return Unit::Alu;
+  switch (op) {
+  case Opcode::VFma:
+  case Opcode::VMul:
+  case Opcode::VAdd:
+  case Opcode::VPassa:
+  case Opcode::MFma:
+  case Opcode::MMul:
+    return Unit::Mau; // the mau-calc issue group (manual 3.6.4)
+  case Opcode::MWrite:
+  case Opcode::MRead:
+    return Unit::Matrix; // mau-mwrite and mau-mread
+  case Opcode::L2bmB:
+  case Opcode::L2bmAt:
+  case Opcode::L2bmR:
+  case Opcode::L2bmD:
+    return Unit::L2bm;
+  case Opcode::L1bmP:
+  case Opcode::L1bmM:
+  case Opcode::L1bmM4:
+  case Opcode::L1bmD:
+  case Opcode::L1bmMAt:
+  case Opcode::L1bmM4At:
+  case Opcode::L1bmR:
+  case Opcode::L1bmR4:
+    return Unit::L1bm;
+  default:
+    return Unit::Pe; // nop, noforward, wait
+  }
+}
+
+uint64_t Timing::macsPerMabCycle(const Expression &expr) {
+  // Manual 1.4 (restated in docs/target/mncore2.md, "MAU throughput per
+  // MAB and cycle"): matrix-vector d 2x4, f 8x4, g 8x8, h 16x16; vector d 2
+  // (one half of the PEs), f 8, h 16. Additions and passes are no
+  // multiply-adds (decision T7).
+  switch (expr.Op) {
+  case Opcode::MFma:
+  case Opcode::MMul:
+    switch (expr.Prec) {
+    case Precision::D:
+      return 8;
+    case Precision::F:
+      return 32;
+    case Precision::G:
+      return 64;
+    case Precision::H:
+      return 256;
+    default:
+      return 0;
+    }
+  case Opcode::VFma:
+  case Opcode::VMul:
+    switch (expr.Prec) {
+    case Precision::D:
+      return 2;
+    case Precision::F:
+      return 8;
+    case Precision::H:
+      return 16;
+    default:
+      return 0;
+    }
+  default:
+    return 0;
+  }
+}
+
+void Timing::record(Unit unit, uint64_t start, uint64_t duration,
+                    const Statement &stmt, int expression) {
+  if (!Tracing)
+    return;
+  TraceEvent event;
+  event.Track = unit;
+  event.Start = start;
+  event.Duration = duration;
+  event.Line = stmt.Line;
+  event.Stmt = &stmt;
+  event.Expression = expression;
+  Events.push_back(event);
+}
+
+void Timing::onStatement(const Statement &stmt) {
+  switch (stmt.StmtKind) {
+  case Statement::Pe:
+    peStatement(stmt);
+    return;
+  case Statement::Mv:
+    mvStatement(stmt);
+    return;
+  case Statement::DebugSet:
+  case Statement::DebugGet:
+  case Statement::SetMask:
+    // Emulator controls and the multi-line mask setting are no PE
+    // instruction (manual 3.6.2.1): no step (decision T1).
+    return;
+  }
+}
+
+void Timing::peStatement(const Statement &stmt) {
+  // wait: no step issues before the tagged MV transfer is done (manual
+  // 3.6.5). A tag no transfer carried so far waits for nothing (T5).
+  for (const Expression &expr : stmt.Expressions) {
+    if (expr.Op != Opcode::Wait)
+      continue;
+    auto it = TagDone.find(expr.Tag);
+    if (it != TagDone.end() && it->second > Now) {
+      Stats.StallCycles += it->second - Now;
+      if (Tracing) {
+        TraceEvent stall;
+        stall.Track = Unit::Pe;
+        stall.Start = Now;
+        stall.Duration = it->second - Now;
+        stall.Line = stmt.Line;
+        stall.Stmt = &stmt;
+        stall.Expression = -2; // the stall itself
+        Events.push_back(stall);
+      }
+      Now = it->second;
+    }
+  }
+  uint64_t duration = uint64_t(stmt.Repeat) * CyclesPerStep;
+  ++Stats.PeStatements;
+  Stats.Steps += stmt.Repeat;
+  record(Unit::Pe, Now, duration, stmt, -1);
+  for (size_t i = 0; i < stmt.Expressions.size(); ++i) {
+    const Expression &expr = stmt.Expressions[i];
+    Unit unit = unitOf(expr.Op);
+    if (unit == Unit::Pe)
+      continue;
+    ++Stats.Expressions;
+    // Every unit an expression uses is busy for its whole step: the
+    // operands stream over the four cycles (decision T3).
+    Stats.Busy[unsigned(unit)] += duration;
+    Stats.MauMacs += macsPerMabCycle(expr) * duration * NumMabs;
+    record(unit, Now, duration, stmt, int(i));
+  }
+  Stats.Busy[unsigned(Unit::Pe)] += duration;
+  Now += duration;
+}
+
+void Timing::mvStatement(const Statement &stmt) {
+  const MvTransfer &mv = stmt.Transfer;
+  ++Stats.MvStatements;
+  // The MV slot comes once every four steps (manual chapter 1); a transfer
+  // takes the first slot at or after the current step once the previous
+  // one is done (decisions T2, T4).
+  uint64_t slot = roundUp(std::max(Now, MvFree), CyclesPerMvSlot);
+  uint64_t duration = 0;
+  if (mv.TransferKind != MvTransfer::Nop)
+    duration = roundUp(mv.Size, MvLongWordsPerSlot) / MvLongWordsPerSlot *
+               CyclesPerMvSlot;
+  // mvnop still fills its slot.
+  MvFree = slot + std::max(duration, CyclesPerMvSlot);
+  Stats.Busy[unsigned(Unit::Mv)] += duration;
+  if (duration)
+    MvDone = std::max(MvDone, slot + duration);
+  if (mv.Tag)
+    TagDone[mv.Tag] = slot + duration;
+  record(Unit::Mv, slot, duration, stmt, -1);
+}
+
+void Timing::finish() { Stats.Cycles = std::max(Now, MvDone); }
+
+std::string Timing::report() const {
+  const TimingStats &s = Stats;
+  std::string out;
+  appendf(out, "steps: %llu\n", (unsigned long long)s.Steps);
+  appendf(out, "stall-cycles: %llu\n", (unsigned long long)s.StallCycles);
+  appendf(out, "cycles: %llu\n", (unsigned long long)s.Cycles);
+  appendf(out, "time-us: %.4f (750 MHz)\n", s.seconds() * 1e6);
+  appendf(out, "pe-statements: %llu\n", (unsigned long long)s.PeStatements);
+  appendf(out, "expressions: %llu\n", (unsigned long long)s.Expressions);
+  appendf(out, "mv-statements: %llu\n", (unsigned long long)s.MvStatements);
+  for (unsigned u = 1; u < NumUnits; ++u)
+    appendf(out, "busy-%s: %llu\n", unitName(Unit(u)),
+            (unsigned long long)s.Busy[u]);
+  appendf(out, "mau-macs: %llu\n", (unsigned long long)s.MauMacs);
+  return out;
+}
+
+std::string Timing::traceJson() const {
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+         "\"args\":{\"name\":\"MN-Core 2 (mncc-sim)\"}}";
+  for (unsigned u = 0; u < NumUnits; ++u) {
+    appendf(out,
+            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+            "\"args\":{\"name\":\"%s\"}}",
+            u, unitName(Unit(u)));
+    appendf(out,
+            ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
+            "\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+            u, u);
+  }
+  for (const TraceEvent &e : Events) {
+    std::string text = e.Stmt->Text;
+    if (e.Expression >= 0)
+      text = expressionText(text, e.Expression);
+    else if (e.Expression == -2)
+      text = "stall: " + expressionText(text, -1);
+    out += ",\n{\"name\":";
+    appendJsonString(out, text);
+    appendf(out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":",
+            unitName(e.Track), unsigned(e.Track));
+    appendMicroseconds(out, e.Start);
+    out += ",\"dur\":";
+    appendMicroseconds(out, e.Duration);
+    appendf(out, ",\"args\":{\"line\":%u,\"cycle\":%llu,\"cycles\":%llu}}",
+            e.Line, (unsigned long long)e.Start,
+            (unsigned long long)e.Duration);
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+} // namespace mncc::emu
