@@ -1,0 +1,245 @@
+//===- LinalgGemmTest.cpp - The kernels' float GEMM -----------------------===//
+//
+// linalg::gemm's float path is our own blocked GEMM with one micro-kernel
+// per instruction set: every kernel this CPU runs is checked against a
+// plain triple loop in double, on shapes that hit the edge tiles, the
+// cache-block boundaries, the transposes, wide leading dimensions and the
+// alpha/beta rules; and the result must not depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+// The GEMM is private to the kernels; the tests reach it by path.
+#include "../../../lib/reference/kernels/LinalgGemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace mncc::reference;
+
+namespace {
+
+struct Case {
+  bool transA, transB;
+  int64_t m, n, k;
+  float alpha, beta;
+  int64_t padA, padB, padC; // leading dimension minus the row width
+};
+
+struct Operands {
+  std::vector<float> a, b, c;
+  int64_t lda, ldb, ldc;
+};
+
+Operands makeOperands(const Case &test, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Operands ops;
+  int64_t aRows = test.transA ? test.k : test.m;
+  int64_t aCols = test.transA ? test.m : test.k;
+  int64_t bRows = test.transB ? test.n : test.k;
+  int64_t bCols = test.transB ? test.k : test.n;
+  ops.lda = aCols + test.padA;
+  ops.ldb = bCols + test.padB;
+  ops.ldc = test.n + test.padC;
+  ops.a.resize(std::max<int64_t>(aRows * ops.lda, 1));
+  ops.b.resize(std::max<int64_t>(bRows * ops.ldb, 1));
+  ops.c.resize(test.m * ops.ldc);
+  for (float &x : ops.a)
+    x = dist(rng);
+  for (float &x : ops.b)
+    x = dist(rng);
+  for (float &x : ops.c)
+    x = dist(rng);
+  return ops;
+}
+
+/// C = alpha * op(A) * op(B) + beta * C in double; checks every element
+/// of the result within a relative tolerance, and that the padding
+/// between C's rows is untouched.
+void expectMatches(const Case &test, const Operands &before,
+                   const std::vector<float> &result) {
+  for (int64_t i = 0; i < test.m; ++i)
+    for (int64_t j = 0; j < before.ldc; ++j) {
+      float got = result[i * before.ldc + j];
+      float old = before.c[i * before.ldc + j];
+      if (j >= test.n) {
+        ASSERT_EQ(got, old) << "padding overwritten at " << i << "," << j;
+        continue;
+      }
+      double sum = 0.0, magnitude = 0.0;
+      for (int64_t p = 0; p < test.k; ++p) {
+        double x = test.transA ? before.a[p * before.lda + i]
+                               : before.a[i * before.lda + p];
+        double y = test.transB ? before.b[j * before.ldb + p]
+                               : before.b[p * before.ldb + j];
+        sum += x * y;
+        magnitude += std::fabs(x * y);
+      }
+      double expected = double(test.alpha) * sum;
+      magnitude *= std::fabs(double(test.alpha));
+      if (test.beta != 0.0f) {
+        expected += double(test.beta) * old;
+        magnitude += std::fabs(double(test.beta) * old);
+      }
+      // Float summation error grows with k; bound it by the sum of the
+      // magnitudes, as the error analysis of dot products does.
+      double tolerance = 1e-6 * (test.k + 2) * (magnitude + 1e-30);
+      ASSERT_NEAR(got, expected, tolerance)
+          << "at " << i << "," << j << " of " << test.m << "x" << test.n << "x"
+          << test.k;
+    }
+}
+
+std::vector<linalg::GemmKernel> availableKernels() {
+  std::vector<linalg::GemmKernel> kernels;
+  for (linalg::GemmKernel kernel :
+       {linalg::GemmKernel::Portable, linalg::GemmKernel::Avx2,
+        linalg::GemmKernel::Avx512})
+    if (linalg::forceGemmKernel(kernel))
+      kernels.push_back(kernel);
+  linalg::forceGemmKernel(linalg::GemmKernel::Auto);
+  return kernels;
+}
+
+/// Restores the automatic kernel and thread count however a test ends.
+struct GemmTest : ::testing::Test {
+  void TearDown() override {
+    linalg::forceGemmKernel(linalg::GemmKernel::Auto);
+    linalg::forceNumThreads(0);
+  }
+};
+
+void runCase(const Case &test, std::mt19937 &rng, bool parallel = true) {
+  Operands ops = makeOperands(test, rng);
+  std::vector<float> result = ops.c;
+  linalg::gemm(test.transA, test.transB, test.m, test.n, test.k, test.alpha,
+               ops.a.data(), ops.lda, ops.b.data(), ops.ldb, test.beta,
+               result.data(), ops.ldc, parallel);
+  expectMatches(test, ops, result);
+}
+
+TEST_F(GemmTest, PortableKernelIsAlwaysAvailable) {
+  EXPECT_TRUE(linalg::forceGemmKernel(linalg::GemmKernel::Portable));
+  EXPECT_TRUE(linalg::forceGemmKernel(linalg::GemmKernel::Auto));
+}
+
+TEST_F(GemmTest, EdgeShapesEveryKernel) {
+  // Sizes around every kernel's MR (4, 6, 8) and NR (8, 16, 32), k = 1,
+  // and k across the kc = 256 block boundary.
+  const int64_t sizes[] = {1, 3, 5, 7, 9, 17, 31, 33, 49};
+  const int64_t depths[] = {1, 2, 7, 255, 256, 257, 520};
+  for (linalg::GemmKernel kernel : availableKernels()) {
+    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+    std::mt19937 rng(42);
+    for (int64_t m : sizes)
+      for (int64_t n : sizes)
+        for (int64_t k : depths) {
+          if (m * n * k > 200000 && (m + n) % 3 != 0)
+            continue; // Keep the double reference loop quick.
+          Case test{
+              (m + k) % 2 == 1, (n + k) % 2 == 0, m, n, k, 1.0f, 0.0f, 0, 0, 0};
+          runCase(test, rng);
+          if (HasFatalFailure())
+            return;
+        }
+  }
+}
+
+TEST_F(GemmTest, RandomShapesEveryKernel) {
+  for (linalg::GemmKernel kernel : availableKernels()) {
+    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int64_t> dim(1, 300), pad(0, 5);
+    const float alphas[] = {1.0f, -0.5f, 2.25f};
+    const float betas[] = {0.0f, 1.0f, -1.5f};
+    for (int trial = 0; trial < 24; ++trial) {
+      Case test{trial % 2 == 1,
+                trial % 4 >= 2,
+                dim(rng),
+                dim(rng),
+                trial % 6 == 5 ? 1 : dim(rng),
+                alphas[trial % 3],
+                betas[(trial / 3) % 3],
+                pad(rng),
+                pad(rng),
+                pad(rng)};
+      runCase(test, rng);
+      if (HasFatalFailure())
+        return;
+    }
+  }
+}
+
+TEST_F(GemmTest, LargeSplitProductEveryKernel) {
+  // Large enough to be split into blocks over threads, across the
+  // mc = 240 and kc = 256 blocks, with both split directions.
+  for (linalg::GemmKernel kernel : availableKernels()) {
+    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+    std::mt19937 rng(3);
+    runCase({false, false, 517, 70, 300, 1.0f, 0.5f, 3, 0, 1}, rng);
+    runCase({true, true, 45, 611, 290, -1.0f, 0.0f, 0, 2, 0}, rng);
+    if (HasFatalFailure())
+      return;
+  }
+}
+
+TEST_F(GemmTest, BetaZeroIgnoresNaNInC) {
+  for (linalg::GemmKernel kernel : availableKernels()) {
+    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+    const int64_t m = 13, n = 37, k = 9;
+    std::vector<float> a(m * k, 1.0f), b(k * n, 2.0f);
+    std::vector<float> c(m * n, std::numeric_limits<float>::quiet_NaN());
+    linalg::gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
+                 c.data(), n);
+    for (float value : c)
+      ASSERT_EQ(value, 18.0f);
+  }
+}
+
+TEST_F(GemmTest, AlphaZeroKeepsInfTimesZero) {
+  // ONNX's formula has 0 * inf = NaN in it, unlike BLAS.
+  for (linalg::GemmKernel kernel : availableKernels()) {
+    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+    std::vector<float> a = {std::numeric_limits<float>::infinity(), 1.0f};
+    std::vector<float> b = {1.0f, 1.0f};
+    std::vector<float> c = {5.0f, 5.0f};
+    linalg::gemm(false, false, 2, 1, 1, 0.0f, a.data(), 1, b.data(), 1, 2.0f,
+                 c.data(), 1);
+    EXPECT_TRUE(std::isnan(c[0]));
+    EXPECT_EQ(c[1], 10.0f);
+  }
+}
+
+TEST_F(GemmTest, ThreadCountDoesNotChangeBits) {
+  for (linalg::GemmKernel kernel : availableKernels()) {
+    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+    const Case cases[] = {{false, false, 256, 196, 700, 1.0f, 0.0f, 0, 0, 0},
+                          {false, true, 64, 1000, 300, 1.0f, 1.0f, 0, 0, 0},
+                          {true, false, 333, 77, 513, 0.75f, -0.5f, 1, 2, 3}};
+    for (const Case &test : cases) {
+      std::mt19937 rng(11);
+      Operands ops = makeOperands(test, rng);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        linalg::forceNumThreads(threads);
+        ASSERT_EQ(linalg::numThreads(), threads);
+        std::vector<float> result = ops.c;
+        linalg::gemm(test.transA, test.transB, test.m, test.n, test.k,
+                     test.alpha, ops.a.data(), ops.lda, ops.b.data(), ops.ldb,
+                     test.beta, result.data(), ops.ldc);
+        if (first.empty())
+          first = result;
+        else
+          ASSERT_EQ(0, std::memcmp(first.data(), result.data(),
+                                   result.size() * sizeof(float)))
+              << threads << " threads, " << test.m << "x" << test.n;
+      }
+    }
+  }
+}
+
+} // namespace
