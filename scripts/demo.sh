@@ -26,3 +26,7 @@ section "4. The optimized graph: layout switches fold (mncc-opt --canonicalize)"
 
 section "5. The same graph with layouts stripped: the host computation"
 "$bin/mncc-opt" --mngraph-strip-layouts "$here/examples/graph/layout-switches.mlir"
+
+section "6. pfvm:cpu, the host reference executor, runs the model (mncc run)"
+"$bin/mncc" run --device=pfvm:cpu "$model" --random-inputs 0 \
+  --output-dir "$build/demo-out" --repeat 20 --profile

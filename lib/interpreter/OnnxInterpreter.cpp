@@ -501,7 +501,7 @@ LogicalResult Preparer::prepareGradient(Operation *op, Step &step) {
   while (!work.empty()) {
     Value value = work.pop_back_val();
     Operation *producer = value.getDefiningOp();
-    if (!producer || local.count(value) && value != y ||
+    if (!producer || (local.count(value) && value != y) ||
         llvm::isa<onnx::InitializerOp>(producer) || !needed.insert(producer))
       continue;
     for (Value operand : producer->getOperands())

@@ -137,6 +137,13 @@ BFloat16::operator float() const {
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
+    : Tensor(dtype, std::move(shape), true) {}
+
+Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
+  return Tensor(dtype, std::move(shape), false);
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape, bool zero)
     : dtype_(dtype), shape_(std::move(shape)),
       storage_(std::make_shared<Storage>()) {
   int64_t count = numElements();
@@ -148,7 +155,7 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
   // 64-byte aligned, and never a null pointer, even for empty tensors.
   size_t rounded = ((bytes + 63) / 64) * 64;
   void *memory = std::aligned_alloc(64, rounded ? rounded : 64);
-  if (memory)
+  if (memory && zero)
     std::memset(memory, 0, rounded ? rounded : 64);
   storage_->bytes = {static_cast<unsigned char *>(memory),
                      [](unsigned char *p) { std::free(p); }};

@@ -2,6 +2,7 @@
 //
 //   mncc summary model.onnx [--input-shape NAME:D0,D1,...]
 //   mncc run --device=pfvm:cpu model.onnx --input NAME=FILE... --output-dir DIR
+//            [--random-inputs SEED] [--repeat N] [--profile]
 //
 // The user-facing driver; each stage of the compiler adds its subcommand.
 //
@@ -10,6 +11,7 @@
 #include "mncc/Registration.h"
 #include "mncc/interpreter/OnnxInterpreter.h"
 #include "mncc/interpreter/ValueFiles.h"
+#include "mncc/onnx/TensorIo.h"
 #include "mncc/Version.h"
 #include "mncc/onnx/Import.h"
 #include "mncc/onnx/Summary.h"
@@ -28,6 +30,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -54,6 +57,12 @@ cl::opt<std::string> runModel(cl::Positional, cl::Required,
 cl::list<std::string> runInputs(
     "input", cl::desc("A graph input, NAME=FILE (.npy or .pb; repeatable)"),
     cl::sub(runCommand));
+cl::opt<int64_t> runRandomInputs(
+    "random-inputs",
+    cl::desc("Fill every input not given with --input from this seed "
+             "(floats uniform in [-1, 1), integers in [0, 10), booleans); "
+             "the input shapes must be static"),
+    cl::init(-1), cl::sub(runCommand));
 cl::opt<unsigned> runRepeat(
     "repeat",
     cl::desc("Run N more times after the first and print the median time "
@@ -122,6 +131,39 @@ int runModelCommand() {
     }
     inputs[index] = std::move(*value);
     given[index] = true;
+  }
+  if (runRandomInputs >= 0) {
+    std::mt19937_64 generator(static_cast<uint64_t>(runRandomInputs));
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    for (size_t i = 0; i < inputInfos.size(); ++i) {
+      auto type = llvm::dyn_cast<RankedTensorType>(inputInfos[i].type);
+      if (given[i] || !type || !type.hasStaticShape())
+        continue;
+      mncc::reference::DType dtype =
+          mncc::referenceDTypeOf(type.getElementType());
+      mncc::reference::Tensor tensor(
+          dtype, std::vector<int64_t>(type.getShape().begin(),
+                                      type.getShape().end()));
+      bool filled = mncc::reference::dispatchNumeric(dtype, [&](auto tag) {
+        using T = decltype(tag);
+        for (int64_t e = 0; e < tensor.numElements(); ++e) {
+          double value = uniform(generator);
+          if constexpr (std::is_same_v<T, bool>)
+            tensor.data<T>()[e] = value > 0;
+          else if constexpr (std::is_integral_v<T>)
+            tensor.data<T>()[e] = static_cast<T>((value + 1) * 5);
+          else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                             std::is_same_v<T, std::complex<double>>)
+            tensor.data<T>()[e] = T(value, 0);
+          else
+            tensor.data<T>()[e] = static_cast<T>(static_cast<float>(value));
+        }
+      });
+      if (!filled)
+        continue;
+      inputs[i] = mncc::reference::Value(std::move(tensor));
+      given[i] = true;
+    }
   }
   for (size_t i = 0; i < inputInfos.size(); ++i)
     if (!given[i]) {

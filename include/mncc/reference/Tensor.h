@@ -93,6 +93,10 @@ public:
   Tensor() = default;
   /// Zero-filled (empty strings for String).
   Tensor(DType dtype, std::vector<int64_t> shape);
+  /// Like the constructor but leaves numeric elements unset, for kernels
+  /// that write every element anyway: zero-filling large activations costs
+  /// a pass over memory per operator.
+  static Tensor uninitialized(DType dtype, std::vector<int64_t> shape);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
@@ -139,6 +143,7 @@ public:
   }
 
 private:
+  Tensor(DType dtype, std::vector<int64_t> shape, bool zero);
   struct Storage {
     std::unique_ptr<unsigned char[], void (*)(unsigned char *)> bytes{
         nullptr, [](unsigned char *) {}};

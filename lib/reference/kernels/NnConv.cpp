@@ -9,6 +9,9 @@
 #include "NnConvCommon.h"
 
 #include <algorithm>
+#include <limits>
+#include <memory>
+#include <type_traits>
 
 using namespace mncc::reference;
 using namespace mncc::reference::nn;
@@ -47,6 +50,9 @@ void im2col(const T *in, int64_t channels, const Window &w, T *col,
           std::fill(dst, dst + wLo, T(0));
           if (w.stride[2] == 1)
             std::copy(src + wLo + offW, src + wHi + offW, dst + wLo);
+          else if (w.stride[2] == 2) // a constant stride vectorizes
+            for (int64_t ow = wLo; ow < wHi; ++ow)
+              dst[ow] = src[2 * ow + offW];
           else
             for (int64_t ow = wLo; ow < wHi; ++ow)
               dst[ow] = src[ow * w.stride[2] + offW];
@@ -99,6 +105,177 @@ void col2im(const T *col, int64_t channels, const Window &w, T *out) {
   });
 }
 
+#if defined(__GNUC__)
+#define MNCC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define MNCC_ALWAYS_INLINE inline
+#endif
+
+/// The column range of each kernel column of a depthwise window: output
+/// columns [lo, hi) read input column ow * stride + off inside the image.
+struct DepthwiseColumns {
+  std::vector<int64_t> lo, hi, off;
+  explicit DepthwiseColumns(const Window &w)
+      : lo(w.kernel[2]), hi(w.kernel[2]), off(w.kernel[2]) {
+    for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+      off[kw] = kw * w.dilation[2] - w.padBegin[2];
+      validRange(w.out[2], w.stride[2], off[kw], w.in[2], lo[kw], hi[kw]);
+    }
+  }
+};
+
+/// dst[ow] += the three taps of one kernel row, for a kernel 3 wide (the
+/// common depthwise case): the columns all three taps reach are summed in
+/// one pass, so dst is loaded and stored once instead of three times; the
+/// few border columns take the taps that reach them one at a time.
+template <typename T>
+MNCC_ALWAYS_INLINE void addRow3(T *dst, const T *row, const T *taps,
+                                const int64_t *off, const int64_t *lo,
+                                const int64_t *hi, int64_t stride) {
+  int64_t inLo = std::max({lo[0], lo[1], lo[2]});
+  int64_t inHi = std::max(inLo, std::min({hi[0], hi[1], hi[2]}));
+  T t0 = taps[0], t1 = taps[1], t2 = taps[2];
+  const T *s0 = row + off[0], *s1 = row + off[1], *s2 = row + off[2];
+  auto border = [&](int64_t from, int64_t to) {
+    for (int64_t kw = 0; kw < 3; ++kw) {
+      const T *src = row + off[kw];
+      for (int64_t ow = std::max(from, lo[kw]), end = std::min(to, hi[kw]);
+           ow < end; ++ow)
+        dst[ow] += taps[kw] * src[ow * stride];
+    }
+  };
+  border(0, inLo);
+  border(inHi, std::numeric_limits<int64_t>::max());
+  if (stride == 1) {
+    for (int64_t ow = inLo; ow < inHi; ++ow)
+      dst[ow] += t0 * s0[ow] + t1 * s1[ow] + t2 * s2[ow];
+  } else if (stride == 2) {
+    for (int64_t ow = inLo; ow < inHi; ++ow)
+      dst[ow] += t0 * s0[2 * ow] + t1 * s1[2 * ow] + t2 * s2[2 * ow];
+  } else {
+    for (int64_t ow = inLo; ow < inHi; ++ow)
+      dst[ow] +=
+          t0 * s0[ow * stride] + t1 * s1[ow * stride] + t2 * s2[ow * stride];
+  }
+}
+
+/// One channel plane of a depthwise convolution: each output row starts at
+/// the bias and accumulates one kernel row at a time over the output
+/// columns whose input lies inside the image, so the inner loops have no
+/// branches and vectorize; rows and columns in the padding are skipped.
+template <typename T>
+MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
+                                       const Window &w,
+                                       const DepthwiseColumns &cols, T *out) {
+  int64_t strideW = w.stride[2];
+  std::fill(out, out + w.outSize(), bias);
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+      T *dst = out + (od * w.out[1] + oh) * w.out[2];
+      for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+        int64_t id = od * w.stride[0] + kd * w.dilation[0] - w.padBegin[0];
+        if (id < 0 || id >= w.in[0])
+          continue;
+        for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+          int64_t ih = oh * w.stride[1] + kh * w.dilation[1] - w.padBegin[1];
+          if (ih < 0 || ih >= w.in[1])
+            continue;
+          const T *row = in + (id * w.in[1] + ih) * w.in[2];
+          const T *taps = kernel + (kd * w.kernel[1] + kh) * w.kernel[2];
+          if (w.kernel[2] == 3) {
+            addRow3(dst, row, taps, cols.off.data(), cols.lo.data(),
+                    cols.hi.data(), strideW);
+            continue;
+          }
+          for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+            T weight = taps[kw];
+            const T *src = row + cols.off[kw];
+            int64_t lo = cols.lo[kw], hi = cols.hi[kw];
+            if (strideW == 1) {
+              for (int64_t ow = lo; ow < hi; ++ow)
+                dst[ow] += weight * src[ow];
+            } else {
+              for (int64_t ow = lo; ow < hi; ++ow)
+                dst[ow] += weight * src[ow * strideW];
+            }
+          }
+        }
+      }
+    }
+}
+
+void depthwisePlanePortable(const float *in, const float *kernel, float bias,
+                            const Window &w, const DepthwiseColumns &cols,
+                            float *out) {
+  depthwisePlane(in, kernel, bias, w, cols, out);
+}
+void depthwisePlanePortable(const double *in, const double *kernel, double bias,
+                            const Window &w, const DepthwiseColumns &cols,
+                            double *out) {
+  depthwisePlane(in, kernel, bias, w, cols, out);
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define MNCC_DEPTHWISE_AVX2 1
+// The same code compiled for 8-wide vectors. AVX2 without FMA: each
+// multiply and add still rounds separately, so results are bit-identical
+// to the portable build and do not depend on the CPU.
+__attribute__((target("avx2"))) void
+depthwisePlaneAvx2(const float *in, const float *kernel, float bias,
+                   const Window &w, const DepthwiseColumns &cols, float *out) {
+  depthwisePlane(in, kernel, bias, w, cols, out);
+}
+#endif
+
+/// Depthwise convolution (one input and one output channel per group),
+/// computed directly: im2col + a 1 x K GEMM per channel spends most of its
+/// time unfolding. Channels are independent, so the result does not depend
+/// on how they are split over threads.
+template <typename T>
+void depthwiseConv(const T *xData, const T *wData, const T *bData,
+                   int64_t planes, int64_t channels, const Window &w,
+                   T *outData) {
+  DepthwiseColumns cols(w);
+  void (*run)(const T *, const T *, T, const Window &, const DepthwiseColumns &,
+              T *) = depthwisePlanePortable;
+#ifdef MNCC_DEPTHWISE_AVX2
+  if constexpr (std::is_same_v<T, float>) {
+    static const bool hasAvx2 = __builtin_cpu_supports("avx2");
+    if (hasAvx2)
+      run = depthwisePlaneAvx2;
+  }
+#endif
+  int64_t kSize = w.kernelSize();
+  // About 16K outputs per chunk: enough work to amortize the dispatch.
+  int64_t grain =
+      std::max<int64_t>(1, 16384 / std::max<int64_t>(1, w.outSize()));
+  linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      int64_t c = plane % channels;
+      run(xData + plane * w.inSize(), wData + c * kSize,
+          bData ? bData[c] : T(0), w, cols, outData + plane * w.outSize());
+    }
+  });
+}
+
+/// An im2col buffer left uninitialized: im2col writes every element, and
+/// zero-filling it first (as std::vector::resize does) is a whole extra
+/// pass over a buffer kernelSize times the size of the input.
+template <typename T> class Scratch {
+public:
+  T *get(int64_t count) {
+    if (count > size_) {
+      data_.reset(new T[count]);
+      size_ = count;
+    }
+    return data_.get();
+  }
+
+private:
+  std::unique_ptr<T[]> data_;
+  int64_t size_ = 0;
+};
+
 Status checkConvInputs(KernelContext &context, const Tensor *&x,
                        const Tensor *&weights, const Tensor *&bias) {
   if (Status s = requireFloatInput(context, 0, "X"); !s)
@@ -127,19 +304,24 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
   const T *xData = x.data<T>();
   const T *wData = weights.data<T>();
   T *outData = out.data<T>();
+  if (group == channels && outChannels == channels && channels > 1) {
+    depthwiseConv(xData, wData, bias ? bias->data<T>() : nullptr,
+                  batch * channels, channels, w, outData);
+    return;
+  }
   // A 1x1 kernel with stride 1 and no padding reads the input as is.
   bool direct = w.kernelSize() == 1 &&
                 w.stride == std::array<int64_t, 3>{1, 1, 1} &&
                 w.padBegin == std::array<int64_t, 3>{0, 0, 0} &&
                 w.padEnd == std::array<int64_t, 3>{0, 0, 0};
-  auto runTask = [&](int64_t task, std::vector<T> &col, bool parallel) {
+  auto runTask = [&](int64_t task, Scratch<T> &col, bool parallel) {
     int64_t n = task / group, g = task % group;
     const T *in = xData + (n * channels + g * cPerGroup) * w.inSize();
     const T *source = in;
     if (!direct) {
-      col.resize(rows * cols);
-      im2col(in, cPerGroup, w, col.data(), parallel);
-      source = col.data();
+      T *buffer = col.get(rows * cols);
+      im2col(in, cPerGroup, w, buffer, parallel);
+      source = buffer;
     }
     linalg::gemm(false, false, mPerGroup, cols, rows, T(1),
                  wData + g * mPerGroup * rows, rows, source, cols, T(0),
@@ -150,23 +332,28 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
     // Many small GEMMs (depthwise is 1 x K by K x N per channel): one
     // thread per (image, group).
     linalg::parallelFor(batch * group, 8, [&](int64_t begin, int64_t end) {
-      std::vector<T> col;
+      Scratch<T> col;
       for (int64_t task = begin; task < end; ++task)
         runTask(task, col, false);
     });
   } else {
-    std::vector<T> col;
+    Scratch<T> col;
     for (int64_t n = 0; n < batch; ++n)
       runTask(n, col, true);
   }
   if (bias) {
+    // A pass over the whole output: split over the threads by planes.
     const T *b = bias->data<T>();
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t m = 0; m < outChannels; ++m) {
-        T *plane = outData + (n * outChannels + m) * cols;
-        for (int64_t i = 0; i < cols; ++i)
-          plane[i] += b[m];
-      }
+    int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, cols));
+    linalg::parallelFor(batch * outChannels, grain,
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t p = begin; p < end; ++p) {
+                            T *plane = outData + p * cols;
+                            T value = b[p % outChannels];
+                            for (int64_t i = 0; i < cols; ++i)
+                              plane[i] += value;
+                          }
+                        });
   }
 }
 
@@ -197,7 +384,8 @@ Status convKernel(KernelContext &context) {
   std::vector<int64_t> outShape = {x->shape()[0], outChannels};
   for (int64_t d : w.outShape())
     outShape.push_back(d);
-  Tensor out(work, outShape);
+  // Every element is written: by the GEMM (beta 0) or the depthwise path.
+  Tensor out = Tensor::uninitialized(work, outShape);
   if (work == DType::Float64)
     convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, out);
   else

@@ -10,6 +10,7 @@
 #include "LinalgGemm.h"
 #include "NnConvCommon.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -116,9 +117,20 @@ void rowPool(const Window &w, int64_t planes, const T *in, T *out, T init,
             for (int64_t kh = 0, h = sh.first; kh < sh.count;
                  ++kh, h += w.dilation[1]) {
               const T *src = p + (d * w.in[1] + h) * w.in[2];
-              for (int64_t k = 0; k < kw; ++k)
-                for (int64_t ow = lo[k]; ow < hi[k]; ++ow)
-                  row[ow] = combine(row[ow], src[ow * stride + offset[k]]);
+              // Constant strides for the common cases let the compiler
+              // vectorize the loads (a runtime stride stays scalar).
+              for (int64_t k = 0; k < kw; ++k) {
+                const T *from = src + offset[k];
+                if (stride == 1)
+                  for (int64_t ow = lo[k]; ow < hi[k]; ++ow)
+                    row[ow] = combine(row[ow], from[ow]);
+                else if (stride == 2)
+                  for (int64_t ow = lo[k]; ow < hi[k]; ++ow)
+                    row[ow] = combine(row[ow], from[2 * ow]);
+                else
+                  for (int64_t ow = lo[k]; ow < hi[k]; ++ow)
+                    row[ow] = combine(row[ow], from[ow * stride]);
+              }
             }
           finishRow(row, sd, sh, taps.spans[2]);
         }
@@ -174,9 +186,17 @@ void maxPool(const Tensor &x, const Window &w, int64_t storageOrder,
     auto noFinish = [](T *, const Taps::Span &, const Taps::Span &,
                        const std::vector<Taps::Span> &) {};
     // Without NaNs a plain (branch-free) max gives the same result.
-    bool hasNaN = false;
-    for (int64_t i = 0, n = x.numElements(); i < n; ++i)
-      hasNaN |= in[i] != in[i];
+    // The scan reads the whole input, so it is split over the threads; the
+    // chunks only set a flag, so the split cannot change the result.
+    std::atomic<bool> hasNaN{false};
+    linalg::parallelFor(x.numElements(), 1 << 16,
+                        [&](int64_t begin, int64_t end) {
+                          bool found = false;
+                          for (int64_t i = begin; i < end; ++i)
+                            found |= in[i] != in[i];
+                          if (found)
+                            hasNaN.store(true, std::memory_order_relaxed);
+                        });
     if (hasNaN)
       rowPool(
           w, planes, in, outData, lowest,
@@ -230,7 +250,8 @@ Status maxPoolKernel(KernelContext &context) {
   // Max selects an input value, so float16/bfloat16 via float is exact.
   DType work = isFloatType(dtype) ? computeType(dtype) : dtype;
   Tensor xw = isFloatType(dtype) ? castFloat(*x, work) : *x;
-  Tensor out(work, outShape);
+  // Both paths of maxPool write every output.
+  Tensor out = Tensor::uninitialized(work, outShape);
   Tensor *indexOut = wantIndices ? &indices : nullptr;
   switch (work) {
   case DType::Float64:
@@ -290,7 +311,8 @@ Status averageOrLpPool(KernelContext &context, bool lp, const Tensor *x,
                        const Window &w, const std::vector<int64_t> &outShape) {
   DType work = computeType(x->dtype());
   Tensor xw = castFloat(*x, work);
-  Tensor out(work, outShape);
+  // rowPool and lpPool write every output.
+  Tensor out = Tensor::uninitialized(work, outShape);
   bool countPad = context.getInt("count_include_pad", 0) != 0;
   double p = static_cast<double>(context.getInt("p", 2));
   if (lp && p <= 0)

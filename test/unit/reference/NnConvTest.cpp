@@ -112,6 +112,27 @@ TEST(ReferenceConv, MatchesDefinitionWithGroupsDilationsStridesPads) {
   checkAgainstDirect(cases[0], DType::Float16, 2e-2);
 }
 
+TEST(ReferenceConv, DepthwiseDirectPathMatchesDefinition) {
+  // group == C == M takes the direct depthwise kernel; cover borders wider
+  // than the kernel, strides, dilations, asymmetric pads and more channels
+  // than one thread chunk holds.
+  ConvCase cases[] = {
+      {{1, 3, 5, 5}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      {{2, 4, 9, 7}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {1, 1, 1, 1}, false},
+      {{1, 5, 10, 11}, {5, 1, 3, 3}, 5, {1, 2}, {2, 2}, {2, 0, 1, 3}, true},
+      {{1, 2, 6, 8}, {2, 1, 5, 5}, 2, {3, 2}, {1, 1}, {2, 2, 2, 2}, true},
+      {{1, 3, 4, 4}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1}, {3, 3, 3, 3}, true},
+      {{2, 3, 13, 17}, {3, 1, 3, 3}, 3, {3, 3}, {2, 1}, {1, 2, 0, 1}, true},
+      {{1, 2, 20, 21}, {2, 1, 3, 3}, 2, {1, 2}, {1, 3}, {0, 0, 2, 2}, false},
+      {{1, 7, 3, 12}, {7, 1, 1, 4}, 7, {1, 3}, {1, 2}, {0, 4, 0, 1}, false},
+      {{1, 300, 6, 6}, {300, 1, 3, 3}, 300, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+  };
+  for (const ConvCase &c : cases) {
+    checkAgainstDirect(c, DType::Float32, 1e-5);
+    checkAgainstDirect(c, DType::Float64, 1e-12);
+  }
+}
+
 TEST(ReferenceConv, SamePaddingPutsTheOddUnitWhereAsked) {
   // 1-D, kernel [1, 1]: total padding 1, at the end for SAME_UPPER and at
   // the start for SAME_LOWER.
