@@ -140,14 +140,11 @@ template <typename Op> Status reduceKernel(KernelContext &context) {
     return missingInput(context, 0);
   int64_t rank = data->rank();
   std::vector<int64_t> axes;
-  bool present;
   // Axes are an input for ReduceSum since opset 13 (and for every
   // reduction since 18), an attribute before.
-  Status status = readIntsInput(context, 1, axes, present);
+  Status status = readAxes(context, 1, axes);
   if (!status)
     return status;
-  if (!present)
-    axes = context.getInts("axes");
   if (axes.empty() && context.getInt("noop_with_empty_axes", 0) != 0) {
     context.setOutput(0, *data);
     return Status::success();

@@ -80,12 +80,9 @@ Status squeezeKernel(KernelContext &context) {
   if (!data)
     return missingInput(context, 0);
   std::vector<int64_t> axes;
-  bool present;
-  Status status = readIntsInput(context, 1, axes, present);
+  Status status = readAxes(context, 1, axes);
   if (!status)
     return status;
-  if (!present)
-    axes = context.getInts("axes"); // before opset 13
   if (!(status = normalizeAxes(context, axes, data->rank())))
     return status;
   std::vector<bool> drop(data->rank(), false);
@@ -109,12 +106,9 @@ Status unsqueezeKernel(KernelContext &context) {
   if (!data)
     return missingInput(context, 0);
   std::vector<int64_t> axes;
-  bool present;
-  Status status = readIntsInput(context, 1, axes, present);
+  Status status = readAxes(context, 1, axes);
   if (!status)
     return status;
-  if (!present)
-    axes = context.getInts("axes"); // before opset 13
   int64_t rank = data->rank() + static_cast<int64_t>(axes.size());
   if (!(status = normalizeAxes(context, axes, rank)))
     return status;

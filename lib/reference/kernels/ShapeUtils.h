@@ -97,6 +97,17 @@ inline Status readIntsInput(const KernelContext &context, size_t index,
   return Status::success();
 }
 
+/// Axes as input `index` (opset 13 and later) or, when that input is
+/// omitted, the `axes` attribute (earlier opsets).
+inline Status readAxes(const KernelContext &context, size_t index,
+                       std::vector<int64_t> &axes) {
+  bool present;
+  Status status = readIntsInput(context, index, axes, present);
+  if (status && !present)
+    axes = context.getInts("axes");
+  return status;
+}
+
 inline int64_t product(const std::vector<int64_t> &shape, size_t begin,
                        size_t end) {
   int64_t result = 1;
