@@ -9,12 +9,15 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <chrono>
+#include <limits>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mncc;
@@ -41,6 +44,10 @@ struct Step {
   /// Slots whose last use is this step, released after it.
   std::vector<int> release;
   uint64_t seed = 0;
+  /// The activation fused into this step, if any.
+  std::optional<reference::FusedActivation> fused;
+  /// The name --profile counts this step under ("Conv+Relu" when fused).
+  std::string profileName;
 };
 
 struct Graph {
@@ -99,6 +106,9 @@ public:
                          std::string(name) + "'");
   }
   uint64_t defaultSeed() const override { return step.seed; }
+  const reference::FusedActivation *fusedActivation() const override {
+    return step.fused ? &*step.fused : nullptr;
+  }
 
 private:
   const OnnxProgram::Impl &program;
@@ -109,8 +119,9 @@ private:
 /// Builds Graphs from regions, numbering every SSA value with a slot.
 class Preparer {
 public:
-  Preparer(OnnxProgram::Impl &program, std::vector<std::string> *unsupported)
-      : program(program), unsupported(unsupported) {}
+  Preparer(OnnxProgram::Impl &program, const PrepareOptions &options,
+           std::vector<std::string> *unsupported)
+      : program(program), options(options), unsupported(unsupported) {}
 
   FailureOr<Graph *> prepareBlock(Block &block);
   LogicalResult failed() const { return mlir::failure(anyFailure); }
@@ -126,8 +137,14 @@ private:
   FailureOr<KernelAttribute> convertAttribute(Operation *op, StringRef name,
                                         mlir::Attribute value);
   LogicalResult prepareGradient(Operation *op, Step &step);
+  void planFusion(Block &block);
 
   OnnxProgram::Impl &program;
+  const PrepareOptions &options;
+  /// Conv ops that run their consumer's activation, and those consumers,
+  /// which then only pass the Conv's result on.
+  llvm::DenseMap<Operation *, reference::FusedActivation> fusedInto;
+  llvm::DenseSet<Operation *> passThrough;
   std::vector<std::string> *unsupported;
   llvm::DenseMap<Value, int> slots;
   uint64_t nextSeed = 0x9e3779b97f4a7c15ull;
@@ -152,7 +169,89 @@ reference::DType elementTypeOf(Type type) {
   return reference::DType::Undefined;
 }
 
+/// A scalar float32 known before the run: an initializer or a Constant.
+std::optional<float> constantScalar(Value value) {
+  Operation *producer = value.getDefiningOp();
+  if (!producer)
+    return std::nullopt;
+  ElementsAttr elements;
+  if (auto initializer = llvm::dyn_cast<onnx::InitializerOp>(producer))
+    elements = llvm::dyn_cast<ElementsAttr>(initializer.getValue());
+  else if (producer->getName().getStringRef() == "onnx.Constant")
+    elements = producer->getAttrOfType<ElementsAttr>("value");
+  if (!elements || elements.getNumElements() != 1 ||
+      !elements.getElementType().isF32())
+    return std::nullopt;
+  auto tensor = tensorFromAttribute(elements);
+  if (!tensor) {
+    llvm::consumeError(tensor.takeError());
+    return std::nullopt;
+  }
+  return tensor->data<float>()[0];
+}
+
+/// The clamp an activation op applies, if it is one pfvm:cpu fuses: Relu,
+/// or Clip whose bounds are absent or constant (absent bounds are the
+/// float limits, as the Clip kernel takes them).
+std::optional<reference::FusedActivation> activationOf(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (name == "onnx.Relu")
+    return reference::FusedActivation{0.0f,
+                                      std::numeric_limits<float>::infinity()};
+  if (name != "onnx.Clip")
+    return std::nullopt;
+  reference::FusedActivation clamp{std::numeric_limits<float>::lowest(),
+                                   std::numeric_limits<float>::max()};
+  float *bounds[2] = {&clamp.lo, &clamp.hi};
+  for (unsigned i = 1; i < op->getNumOperands() && i < 3; ++i) {
+    Value bound = op->getOperand(i);
+    if (bound.getDefiningOp<onnx::NoneOp>())
+      continue;
+    std::optional<float> value = constantScalar(bound);
+    if (!value)
+      return std::nullopt;
+    *bounds[i - 1] = *value;
+  }
+  return clamp;
+}
+
+/// The kernel of an activation fused into its producer: its input already
+/// holds the activated value, shared, not copied.
+Status passOnKernel(KernelContext &context) {
+  context.setOutput(0, *context.input(0));
+  return Status::success();
+}
+
 } // namespace
+
+/// Finds Conv ops on float32 whose only user is a Relu or a Clip with
+/// constant bounds: the Conv then clamps its output while it is in cache,
+/// saving a pass over memory, and the activation passes the value on. The
+/// results are bit-identical to running both (the same clamp on the same
+/// values).
+void Preparer::planFusion(Block &block) {
+  if (!options.fuseActivations)
+    return;
+  for (Operation &op : block) {
+    if (op.getName().getStringRef() != "onnx.Conv" || op.getNumResults() != 1)
+      continue;
+    Value result = op.getResult(0);
+    auto type = llvm::dyn_cast<TensorType>(result.getType());
+    if (!type || !type.getElementType().isF32() || !result.hasOneUse())
+      continue;
+    Operation *user = *result.getUsers().begin();
+    if (user->getBlock() != &block || user->getNumResults() != 1 ||
+        user->getOperand(0) != result)
+      continue;
+    auto userType = llvm::dyn_cast<TensorType>(user->getResult(0).getType());
+    if (!userType || !userType.getElementType().isF32())
+      continue;
+    if (std::optional<reference::FusedActivation> clamp = activationOf(user)) {
+      fusedInto[&op] = *clamp;
+      passThrough.insert(user);
+    }
+  }
+}
 
 FailureOr<KernelAttribute> Preparer::convertAttribute(Operation *op, StringRef name,
                                                 mlir::Attribute value) {
@@ -270,6 +369,17 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
   }
   step.description = describe(op, step.opType);
   step.kernel = reference::lookupKernel(domain, step.opType);
+  step.profileName = step.opType;
+  if (auto fused = fusedInto.find(op); fused != fusedInto.end()) {
+    step.fused = fused->second;
+    step.profileName += "+" + (*op->getResult(0).getUsers().begin())
+                                  ->getName()
+                                  .stripDialect()
+                                  .str();
+  } else if (passThrough.contains(op)) {
+    step.kernel = passOnKernel;
+    step.profileName += " (fused)";
+  }
   step.seed = nextSeed = nextSeed * 6364136223846793005ull + 1442695040888963407ull;
   bool isGradient =
       step.opType == "Gradient" && domain == "ai.onnx.preview.training";
@@ -550,6 +660,7 @@ FailureOr<Graph *> Preparer::prepareBlock(Block &block) {
   Graph *graph = program.graphs.back().get();
   for (BlockArgument argument : block.getArguments())
     graph->argumentSlots.push_back(slotOf(argument));
+  planFusion(block);
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>()) {
       for (Value operand : op.getOperands())
@@ -617,7 +728,7 @@ Status OnnxProgram::Impl::runGraph(
                          : std::chrono::steady_clock::time_point();
     Status status = step.kernel(context);
     if (profile) {
-      RunProfile::Entry &entry = profile->perOperator[step.opType];
+      RunProfile::Entry &entry = profile->perOperator[step.profileName];
       entry.milliseconds += std::chrono::duration<double, std::milli>(
                                 std::chrono::steady_clock::now() - start)
                                 .count();
@@ -653,11 +764,12 @@ OnnxProgram::~OnnxProgram() = default;
 
 FailureOr<std::unique_ptr<OnnxProgram>>
 OnnxProgram::prepare(func::FuncOp function,
-                     std::vector<std::string> *unsupported) {
+                     std::vector<std::string> *unsupported,
+                     const PrepareOptions &options) {
   auto impl = std::make_unique<Impl>();
   if (function.isExternal())
     return function.emitError("has no body to run");
-  Preparer preparer(*impl, unsupported);
+  Preparer preparer(*impl, options, unsupported);
   auto graph = preparer.prepareBlock(function.front());
   if (mlir::failed(graph) || mlir::failed(preparer.failed()))
     return failure();

@@ -71,6 +71,11 @@ cl::opt<unsigned> runRepeat(
 cl::opt<bool> runProfile(
     "profile", cl::desc("Print the time spent per operator type"),
     cl::init(false), cl::sub(runCommand));
+cl::opt<bool> runFuseActivations(
+    "fuse-activations",
+    cl::desc("Run a Relu or a constant-bound Clip inside the float32 Conv "
+             "that feeds it (the same result, bit for bit; default on)"),
+    cl::init(true), cl::sub(runCommand));
 cl::opt<std::string> runOutputDir("output-dir", cl::Required,
                                   cl::desc("Folder for the outputs"),
                                   cl::sub(runCommand));
@@ -100,7 +105,10 @@ int runModelCommand() {
   if (!module)
     return 1;
   auto functions = module->getOps<func::FuncOp>();
-  auto program = mncc::OnnxProgram::prepare(*functions.begin());
+  mncc::PrepareOptions options;
+  options.fuseActivations = runFuseActivations;
+  auto program =
+      mncc::OnnxProgram::prepare(*functions.begin(), nullptr, options);
   if (failed(program))
     return 1;
 

@@ -37,6 +37,13 @@ struct RunProfile {
   std::map<std::string, Entry> perOperator;
 };
 
+/// How prepare() may rearrange the work; the results are the same either
+/// way, bit for bit.
+struct PrepareOptions {
+  /// Run a Relu or a constant-bound Clip inside the Conv that feeds it.
+  bool fuseActivations = true;
+};
+
 class OnnxProgram {
 public:
   ~OnnxProgram();
@@ -46,7 +53,8 @@ public:
   /// with a diagnostic on each.
   static mlir::FailureOr<std::unique_ptr<OnnxProgram>>
   prepare(mlir::func::FuncOp function,
-          std::vector<std::string> *unsupported = nullptr);
+          std::vector<std::string> *unsupported = nullptr,
+          const PrepareOptions &options = {});
 
   const std::vector<ProgramValueInfo> &inputs() const;
   const std::vector<ProgramValueInfo> &outputs() const;

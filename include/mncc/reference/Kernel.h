@@ -70,6 +70,15 @@ struct Attribute {
   DType elementType = DType::Undefined;
 };
 
+/// An activation the interpreter fused into the node before it (Conv then
+/// Relu or Clip): the kernel clamps each output to [lo, hi] exactly as the
+/// Clip kernel does (v < lo ? lo : v, then v > hi ? hi : v), while the value
+/// is still in cache. Relu is lo = 0, hi = +infinity, so NaN and -0 pass
+/// as they do through Relu.
+struct FusedActivation {
+  float lo, hi;
+};
+
 /// What a kernel sees of its node.
 class KernelContext {
 public:
@@ -118,6 +127,10 @@ public:
   /// A seed for random operators without a `seed` attribute: fixed per
   /// node, so the same model and inputs give the same outputs.
   virtual uint64_t defaultSeed() const = 0;
+
+  /// The activation fused into this node, or nullptr. Only kernels that
+  /// declare fusesActivation() in the interpreter's table are offered one.
+  virtual const FusedActivation *fusedActivation() const { return nullptr; }
 };
 
 using KernelFn = Status (*)(KernelContext &context);

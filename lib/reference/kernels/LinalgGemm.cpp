@@ -158,9 +158,30 @@ namespace {
 /// c = alpha * acc + beta * c when beta != 0 (c is not read when beta == 0,
 /// so NaN there is ignored). Each element is summed over p in order, so the
 /// result depends only on how k is cut into kc blocks, which depends only
-/// on the shape.
+/// on the shape. With a TileEpilogue (on the last k block only) each value
+/// then gets its row's bias and the clamp before it is stored.
+struct TileEpilogue {
+  const float *bias = nullptr; // one per row of the tile, or none
+  bool clamp = false;
+  float lo = 0, hi = 0;
+};
 using MicroKernel = void (*)(int64_t kc, const float *ap, const float *bp,
-                             float *c, int64_t ldc, float alpha, float beta);
+                             float *c, int64_t ldc, float alpha, float beta,
+                             const TileEpilogue *epilogue);
+
+/// The epilogue on one value of row i, as GemmEpilogue defines it.
+inline float finishValue(float value, const TileEpilogue *epilogue,
+                         int64_t i) {
+  if (!epilogue)
+    return value;
+  if (epilogue->bias)
+    value += epilogue->bias[i];
+  if (epilogue->clamp) {
+    value = value < epilogue->lo ? epilogue->lo : value;
+    value = value > epilogue->hi ? epilogue->hi : value;
+  }
+  return value;
+}
 
 struct KernelInfo {
   int64_t mr, nr;
@@ -177,7 +198,8 @@ constexpr int64_t kMaxMr = 8, kMaxNr = 32;
 constexpr int64_t kPortableMr = 4, kPortableNr = 8;
 
 void portableKernel(int64_t kc, const float *ap, const float *bp, float *c,
-                    int64_t ldc, float alpha, float beta) {
+                    int64_t ldc, float alpha, float beta,
+                    const TileEpilogue *epilogue) {
   float acc[kPortableMr][kPortableNr] = {};
   for (int64_t p = 0; p < kc; ++p, ap += kPortableMr, bp += kPortableNr)
     for (int64_t i = 0; i < kPortableMr; ++i)
@@ -187,7 +209,8 @@ void portableKernel(int64_t kc, const float *ap, const float *bp, float *c,
     for (int64_t j = 0; j < kPortableNr; ++j) {
       float value = alpha * acc[i][j];
       float &out = c[i * ldc + j];
-      out = beta == 0.0f ? value : value + beta * out;
+      out = finishValue(beta == 0.0f ? value : value + beta * out, epilogue,
+                        i);
     }
 }
 
@@ -197,10 +220,9 @@ void portableKernel(int64_t kc, const float *ap, const float *bp, float *c,
 /// the broadcast A value, within the 16 registers.
 constexpr int64_t kAvx2Mr = 6, kAvx2Nr = 16;
 
-__attribute__((target("avx2,fma"))) void avx2Kernel(int64_t kc, const float *ap,
-                                                    const float *bp, float *c,
-                                                    int64_t ldc, float alpha,
-                                                    float beta) {
+__attribute__((target("avx2,fma"))) void
+avx2Kernel(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+           float alpha, float beta, const TileEpilogue *epilogue) {
   __m256 acc[kAvx2Mr][2];
 #pragma GCC unroll 6
   for (int i = 0; i < kAvx2Mr; ++i)
@@ -227,6 +249,16 @@ __attribute__((target("avx2,fma"))) void avx2Kernel(int64_t kc, const float *ap,
       __m256 value = _mm256_mul_ps(va, acc[i][h]);
       if (beta != 0.0f)
         value = _mm256_add_ps(value, _mm256_mul_ps(vb, _mm256_loadu_ps(out)));
+      if (epilogue) {
+        // max(lo, v) and min(hi, v) return v when v is NaN or when the
+        // two compare equal: exactly finishValue's comparisons.
+        if (epilogue->bias)
+          value = _mm256_add_ps(value, _mm256_set1_ps(epilogue->bias[i]));
+        if (epilogue->clamp)
+          value = _mm256_min_ps(
+              _mm256_set1_ps(epilogue->hi),
+              _mm256_max_ps(_mm256_set1_ps(epilogue->lo), value));
+      }
       _mm256_storeu_ps(out, value);
     }
 }
@@ -238,7 +270,8 @@ constexpr int64_t kAvx512Mr = 8, kAvx512Nr = 32;
 
 __attribute__((target("avx512f"))) void
 avx512Kernel(int64_t kc, const float *ap, const float *bp, float *c,
-             int64_t ldc, float alpha, float beta) {
+             int64_t ldc, float alpha, float beta,
+             const TileEpilogue *epilogue) {
   __m512 acc[kAvx512Mr][2];
 #pragma GCC unroll 8
   for (int i = 0; i < kAvx512Mr; ++i)
@@ -261,6 +294,20 @@ avx512Kernel(int64_t kc, const float *ap, const float *bp, float *c,
       __m512 value = _mm512_mul_ps(va, acc[i][h]);
       if (beta != 0.0f)
         value = _mm512_add_ps(value, _mm512_mul_ps(vb, _mm512_loadu_ps(out)));
+      if (epilogue) {
+        // As in avx2Kernel: max and min keep v on NaN and on ties. (The
+        // all-lanes masked forms say the same as _mm512_max_ps without
+        // GCC 12's false "may be used uninitialized" on its undefined
+        // pass-through operand.)
+        if (epilogue->bias)
+          value = _mm512_add_ps(value, _mm512_set1_ps(epilogue->bias[i]));
+        if (epilogue->clamp) {
+          value = _mm512_mask_max_ps(value, __mmask16(0xffff),
+                                     _mm512_set1_ps(epilogue->lo), value);
+          value = _mm512_mask_min_ps(value, __mmask16(0xffff),
+                                     _mm512_set1_ps(epilogue->hi), value);
+        }
+      }
       _mm512_storeu_ps(out, value);
     }
 }
@@ -436,9 +483,11 @@ void packA(bool transA, const float *a, int64_t lda, int64_t row, int64_t col,
 }
 
 /// One block of the product, on one thread. alpha != 0 and k > 0 here.
+/// Row 0 of the block is row `firstRow` of the epilogue's bias.
 void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                float alpha, const float *a, int64_t lda, const float *b,
-               int64_t ldb, float beta, float *c, int64_t ldc) {
+               int64_t ldb, float beta, float *c, int64_t ldc,
+               const linalg::GemmEpilogue<float> &epilogue, int64_t firstRow) {
   const KernelInfo kernel = currentKernel();
   const int64_t mr = kernel.mr, nr = kernel.nr;
   float *bPack =
@@ -446,12 +495,20 @@ void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   float *aPack =
       packBuffer(1, roundUp(std::min(m, kMc), mr) * std::min(k, kKc));
   alignas(64) float edge[kMaxMr * kMaxNr];
+  bool hasEpilogue = !epilogue.empty();
+  TileEpilogue baseEpilogue;
+  if (epilogue.clamp) {
+    baseEpilogue.clamp = true;
+    baseEpilogue.lo = epilogue.clamp->lo;
+    baseEpilogue.hi = epilogue.clamp->hi;
+  }
   for (int64_t jc = 0; jc < n; jc += kNc) {
     int64_t nb = std::min(kNc, n - jc);
     for (int64_t pc = 0; pc < k; pc += kKc) {
       int64_t kb = std::min(kKc, k - pc);
       // Later k blocks add onto what the first left in C.
       float betaNow = pc == 0 ? beta : 1.0f;
+      bool lastK = pc + kb == k;
       packB(transB, b, ldb, pc, jc, kb, nb, nr, bPack);
       for (int64_t ic = 0; ic < m; ic += kMc) {
         int64_t mb = std::min(kMc, m - ic);
@@ -463,19 +520,29 @@ void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
             int64_t height = std::min(mr, mb - ir);
             const float *aPanel = aPack + ir * kb;
             float *tile = c + (ic + ir) * ldc + jc + jr;
+            TileEpilogue tileEpilogue;
+            if (hasEpilogue) {
+              tileEpilogue = baseEpilogue;
+              if (epilogue.rowBias)
+                tileEpilogue.bias = epilogue.rowBias + firstRow + ic + ir;
+            }
+            const TileEpilogue *finish =
+                hasEpilogue && lastK ? &tileEpilogue : nullptr;
             if (height == mr && width == nr) {
-              kernel.run(kb, aPanel, bPanel, tile, ldc, alpha, betaNow);
+              kernel.run(kb, aPanel, bPanel, tile, ldc, alpha, betaNow,
+                         finish);
               continue;
             }
             // Edge tile: the kernel writes alpha * acc to a full-size
             // buffer; the part inside C is merged with the same two
             // roundings the kernels use.
-            kernel.run(kb, aPanel, bPanel, edge, nr, alpha, 0.0f);
+            kernel.run(kb, aPanel, bPanel, edge, nr, alpha, 0.0f, nullptr);
             for (int64_t i = 0; i < height; ++i)
               for (int64_t j = 0; j < width; ++j) {
                 float &out = tile[i * ldc + j];
                 float value = edge[i * nr + j];
-                out = betaNow == 0.0f ? value : value + betaNow * out;
+                out = finishValue(
+                    betaNow == 0.0f ? value : value + betaNow * out, finish, i);
               }
           }
         }
@@ -487,10 +554,12 @@ void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 /// Double stays on OpenBLAS (few kernels use it; speed matters less).
 void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                double alpha, const double *a, int64_t lda, const double *b,
-               int64_t ldb, double beta, double *c, int64_t ldc) {
+               int64_t ldb, double beta, double *c, int64_t ldc,
+               const linalg::GemmEpilogue<double> &epilogue, int64_t firstRow) {
   cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
               ldb, beta, c, ldc);
+  linalg::applyEpilogue(epilogue, firstRow, m, n, c, ldc);
 }
 
 /// OpenBLAS's own threads would split the work differently for each thread
@@ -506,7 +575,8 @@ void singleThreadedBlas() {
 template <typename T>
 void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
               T alpha, const T *a, int64_t lda, const T *b, int64_t ldb, T beta,
-              T *c, int64_t ldc, bool parallel) {
+              T *c, int64_t ldc, bool parallel,
+              const linalg::GemmEpilogue<T> &epilogue) {
   if (m <= 0 || n <= 0)
     return;
   singleThreadedBlas();
@@ -515,12 +585,13 @@ void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
     // 0 * inf = NaN in it.
     std::vector<T> product(m * n);
     gemmImpl(transA, transB, m, n, k, T(1), a, lda, b, ldb, T(0),
-             product.data(), n, parallel);
+             product.data(), n, parallel, linalg::GemmEpilogue<T>());
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         T &out = c[i * ldc + j];
         out = T(0) * product[i * n + j] + (beta == T(0) ? T(0) : beta * out);
       }
+    linalg::applyEpilogue(epilogue, 0, m, n, c, ldc);
     return;
   }
   if (k == 0) {
@@ -528,6 +599,7 @@ void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    linalg::applyEpilogue(epilogue, 0, m, n, c, ldc);
     return;
   }
   // The output splits along its longer side into about 8 blocks whose
@@ -540,20 +612,21 @@ void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   int64_t block = std::max<int64_t>(64, (dim + 7) / 8);
   block = (block + 15) / 16 * 16;
   if (!parallel || !large || dim <= block) {
-    gemmBlock(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    gemmBlock(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+              epilogue, 0);
     return;
   }
   if (m >= n) {
     linalg::parallelFor(m, block, [&](int64_t begin, int64_t end) {
       const T *aBlock = transA ? a + begin : a + begin * lda;
       gemmBlock(transA, transB, end - begin, n, k, alpha, aBlock, lda, b, ldb,
-                beta, c + begin * ldc, ldc);
+                beta, c + begin * ldc, ldc, epilogue, begin);
     });
   } else {
     linalg::parallelFor(n, block, [&](int64_t begin, int64_t end) {
       const T *bBlock = transB ? b + begin * ldb : b + begin;
       gemmBlock(transA, transB, m, end - begin, k, alpha, a, lda, bBlock, ldb,
-                beta, c + begin, ldc);
+                beta, c + begin, ldc, epilogue, 0);
     });
   }
 }
@@ -563,17 +636,17 @@ void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   float alpha, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float beta, float *c, int64_t ldc,
-                  bool parallel) {
+                  bool parallel, const GemmEpilogue<float> &epilogue) {
   gemmImpl(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-           parallel);
+           parallel, epilogue);
 }
 
 void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   double alpha, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double beta, double *c, int64_t ldc,
-                  bool parallel) {
+                  bool parallel, const GemmEpilogue<double> &epilogue) {
   gemmImpl(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-           parallel);
+           parallel, epilogue);
 }
 
 bool linalg::forceGemmKernel(GemmKernel kernel) {

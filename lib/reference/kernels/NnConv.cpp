@@ -105,127 +105,185 @@ void col2im(const T *col, int64_t channels, const Window &w, T *out) {
   });
 }
 
+/// A depthwise channel plane copied into a zero-padded buffer, so that the
+/// taps need no bounds checks, with each row split by column phase (column
+/// c of the padded row goes to phase c % strideW, index c / strideW): the
+/// taps of a strided convolution then read consecutive elements too, and
+/// every inner loop is a plain unit-stride loop the compiler vectorizes.
+struct PaddedPlaneShape {
+  std::array<int64_t, 3> extent; // padded rows covered by the output
+  int64_t phaseLength, rowLength;
+
+  explicit PaddedPlaneShape(const Window &w) {
+    for (int d = 0; d < 3; ++d)
+      extent[d] = (w.out[d] - 1) * w.stride[d] +
+                  (w.kernel[d] - 1) * w.dilation[d] + 1;
+    phaseLength = ceilDiv(extent[2], w.stride[2]);
+    rowLength = phaseLength * w.stride[2];
+  }
+  int64_t size() const { return extent[0] * extent[1] * rowLength; }
+};
+
 #if defined(__GNUC__)
 #define MNCC_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define MNCC_ALWAYS_INLINE inline
 #endif
 
-/// The column range of each kernel column of a depthwise window: output
-/// columns [lo, hi) read input column ow * stride + off inside the image.
-struct DepthwiseColumns {
-  std::vector<int64_t> lo, hi, off;
-  explicit DepthwiseColumns(const Window &w)
-      : lo(w.kernel[2]), hi(w.kernel[2]), off(w.kernel[2]) {
-    for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-      off[kw] = kw * w.dilation[2] - w.padBegin[2];
-      validRange(w.out[2], w.stride[2], off[kw], w.in[2], lo[kw], hi[kw]);
-    }
-  }
-};
-
-/// dst[ow] += the three taps of one kernel row, for a kernel 3 wide (the
-/// common depthwise case): the columns all three taps reach are summed in
-/// one pass, so dst is loaded and stored once instead of three times; the
-/// few border columns take the taps that reach them one at a time.
+/// Fills `padded` from one input plane; positions outside the input are 0,
+/// as the convolution's padding is.
 template <typename T>
-MNCC_ALWAYS_INLINE void addRow3(T *dst, const T *row, const T *taps,
-                                const int64_t *off, const int64_t *lo,
-                                const int64_t *hi, int64_t stride) {
-  int64_t inLo = std::max({lo[0], lo[1], lo[2]});
-  int64_t inHi = std::max(inLo, std::min({hi[0], hi[1], hi[2]}));
-  T t0 = taps[0], t1 = taps[1], t2 = taps[2];
-  const T *s0 = row + off[0], *s1 = row + off[1], *s2 = row + off[2];
-  auto border = [&](int64_t from, int64_t to) {
-    for (int64_t kw = 0; kw < 3; ++kw) {
-      const T *src = row + off[kw];
-      for (int64_t ow = std::max(from, lo[kw]), end = std::min(to, hi[kw]);
-           ow < end; ++ow)
-        dst[ow] += taps[kw] * src[ow * stride];
-    }
-  };
-  border(0, inLo);
-  border(inHi, std::numeric_limits<int64_t>::max());
-  if (stride == 1) {
-    for (int64_t ow = inLo; ow < inHi; ++ow)
-      dst[ow] += t0 * s0[ow] + t1 * s1[ow] + t2 * s2[ow];
-  } else if (stride == 2) {
-    for (int64_t ow = inLo; ow < inHi; ++ow)
-      dst[ow] += t0 * s0[2 * ow] + t1 * s1[2 * ow] + t2 * s2[2 * ow];
-  } else {
-    for (int64_t ow = inLo; ow < inHi; ++ow)
-      dst[ow] +=
-          t0 * s0[ow * stride] + t1 * s1[ow * stride] + t2 * s2[ow * stride];
-  }
-}
-
-/// One channel plane of a depthwise convolution: each output row starts at
-/// the bias and accumulates one kernel row at a time over the output
-/// columns whose input lies inside the image, so the inner loops have no
-/// branches and vectorize; rows and columns in the padding are skipped.
-template <typename T>
-MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
-                                       const Window &w,
-                                       const DepthwiseColumns &cols, T *out) {
+MNCC_ALWAYS_INLINE void padPlane(const T *in, const Window &w,
+                                 const PaddedPlaneShape &shape, T *padded) {
   int64_t strideW = w.stride[2];
-  std::fill(out, out + w.outSize(), bias);
-  for (int64_t od = 0; od < w.out[0]; ++od)
-    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-      T *dst = out + (od * w.out[1] + oh) * w.out[2];
-      for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
-        int64_t id = od * w.stride[0] + kd * w.dilation[0] - w.padBegin[0];
-        if (id < 0 || id >= w.in[0])
-          continue;
-        for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
-          int64_t ih = oh * w.stride[1] + kh * w.dilation[1] - w.padBegin[1];
-          if (ih < 0 || ih >= w.in[1])
-            continue;
-          const T *row = in + (id * w.in[1] + ih) * w.in[2];
-          const T *taps = kernel + (kd * w.kernel[1] + kh) * w.kernel[2];
-          if (w.kernel[2] == 3) {
-            addRow3(dst, row, taps, cols.off.data(), cols.lo.data(),
-                    cols.hi.data(), strideW);
-            continue;
-          }
-          for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-            T weight = taps[kw];
-            const T *src = row + cols.off[kw];
-            int64_t lo = cols.lo[kw], hi = cols.hi[kw];
-            if (strideW == 1) {
-              for (int64_t ow = lo; ow < hi; ++ow)
-                dst[ow] += weight * src[ow];
-            } else {
-              for (int64_t ow = lo; ow < hi; ++ow)
-                dst[ow] += weight * src[ow * strideW];
-            }
-          }
-        }
+  for (int64_t pd = 0; pd < shape.extent[0]; ++pd)
+    for (int64_t ph = 0; ph < shape.extent[1]; ++ph) {
+      T *row = padded + (pd * shape.extent[1] + ph) * shape.rowLength;
+      int64_t id = pd - w.padBegin[0], ih = ph - w.padBegin[1];
+      if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+        std::fill(row, row + shape.rowLength, T(0));
+        continue;
+      }
+      const T *src = in + (id * w.in[1] + ih) * w.in[2];
+      for (int64_t phase = 0; phase < strideW; ++phase) {
+        T *dst = row + phase * shape.phaseLength;
+        // Padded column phase + strideW * i reads input column
+        // phase + strideW * i - padBegin.
+        int64_t offset = phase - w.padBegin[2], lo, hi;
+        validRange(shape.phaseLength, strideW, offset, w.in[2], lo, hi);
+        std::fill(dst, dst + lo, T(0));
+        if (strideW == 1)
+          std::copy(src + lo + offset, src + hi + offset, dst + lo);
+        else
+          for (int64_t i = lo; i < hi; ++i)
+            dst[i] = src[i * strideW + offset];
+        std::fill(dst + hi, dst + shape.phaseLength, T(0));
       }
     }
 }
 
-void depthwisePlanePortable(const float *in, const float *kernel, float bias,
-                            const Window &w, const DepthwiseColumns &cols,
-                            float *out) {
-  depthwisePlane(in, kernel, bias, w, cols, out);
+/// One output row: out[ow] = bias + the taps in (kd, kh, kw) order, one
+/// rounding per multiply and per add, then the fused clamp. The same
+/// source compiles for every instruction set without FMA contraction
+/// (-ffp-contract=off), so the bits do not depend on the CPU. `rows[t]`
+/// and `weights[t]` are tap t's phase-split source (already offset) and
+/// weight; the common 3 x 3 case has its tap count fixed at compile time
+/// so the whole sum stays in registers.
+template <int FixedTaps, typename T>
+MNCC_ALWAYS_INLINE void depthwiseRow(const T *const *rows, const T *weights,
+                                     int64_t taps, T bias, int64_t width,
+                                     const FusedActivation *clamp, T *out) {
+  int64_t count = FixedTaps > 0 ? FixedTaps : taps;
+  if constexpr (FixedTaps > 0) {
+    // Locals and a restrict output let the compiler keep the taps in
+    // registers and vectorize over ow without alias checks.
+    const T *src[FixedTaps];
+    T weight[FixedTaps];
+    for (int t = 0; t < FixedTaps; ++t) {
+      src[t] = rows[t];
+      weight[t] = weights[t];
+    }
+    T *__restrict dst = out;
+    for (int64_t ow = 0; ow < width; ++ow) {
+      T acc = bias;
+#pragma GCC unroll 16
+      for (int t = 0; t < FixedTaps; ++t)
+        acc += weight[t] * src[t][ow];
+      dst[ow] = acc;
+    }
+  } else {
+    std::fill(out, out + width, bias);
+    for (int64_t t = 0; t < count; ++t) {
+      const T *src = rows[t];
+      T weight = weights[t];
+      for (int64_t ow = 0; ow < width; ++ow)
+        out[ow] += weight * src[ow];
+    }
+  }
+  if (clamp) {
+    T lo = T(clamp->lo), hi = T(clamp->hi);
+    for (int64_t ow = 0; ow < width; ++ow) {
+      T v = out[ow] < lo ? lo : out[ow];
+      out[ow] = v > hi ? hi : v;
+    }
+  }
 }
-void depthwisePlanePortable(const double *in, const double *kernel, double bias,
-                            const Window &w, const DepthwiseColumns &cols,
-                            double *out) {
-  depthwisePlane(in, kernel, bias, w, cols, out);
+
+/// One channel of a depthwise convolution into `out`, through `padded`
+/// (PaddedPlaneShape(w).size() elements).
+template <typename T>
+MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
+                                       const Window &w,
+                                       const FusedActivation *clamp,
+                                       T *padded, T *out) {
+  PaddedPlaneShape shape(w);
+  padPlane(in, w, shape, padded);
+  int64_t taps = w.kernelSize();
+  // Column offset of each kernel column inside the phase-split row.
+  std::vector<int64_t> columnOffset(w.kernel[2]);
+  for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+    int64_t column = kw * w.dilation[2];
+    columnOffset[kw] = (column % w.stride[2]) * shape.phaseLength +
+                       column / w.stride[2];
+  }
+  std::vector<const T *> rows(taps);
+  bool threeByThree = taps == 9 && w.kernel[2] == 3;
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+      int64_t t = 0;
+      for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+        for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+          int64_t pd = od * w.stride[0] + kd * w.dilation[0];
+          int64_t ph = oh * w.stride[1] + kh * w.dilation[1];
+          const T *row = padded + (pd * shape.extent[1] + ph) * shape.rowLength;
+          for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
+            rows[t++] = row + columnOffset[kw];
+        }
+      T *dst = out + (od * w.out[1] + oh) * w.out[2];
+      if (threeByThree)
+        depthwiseRow<9>(rows.data(), kernel, taps, bias, w.out[2], clamp, dst);
+      else
+        depthwiseRow<0>(rows.data(), kernel, taps, bias, w.out[2], clamp, dst);
+    }
+}
+
+using DepthwisePlaneFn = void (*)(const float *, const float *, float,
+                                  const Window &, const FusedActivation *,
+                                  float *, float *);
+
+void depthwisePlanePortable(const float *in, const float *kernel, float bias,
+                            const Window &w, const FusedActivation *clamp,
+                            float *padded, float *out) {
+  depthwisePlane(in, kernel, bias, w, clamp, padded, out);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define MNCC_DEPTHWISE_AVX2 1
-// The same code compiled for 8-wide vectors. AVX2 without FMA: each
-// multiply and add still rounds separately, so results are bit-identical
-// to the portable build and do not depend on the CPU.
+#define MNCC_DEPTHWISE_X86 1
+// The same code compiled for wider vectors; -ffp-contract=off keeps the
+// multiplies and adds apart, so the bits match the portable build.
 __attribute__((target("avx2"))) void
 depthwisePlaneAvx2(const float *in, const float *kernel, float bias,
-                   const Window &w, const DepthwiseColumns &cols, float *out) {
-  depthwisePlane(in, kernel, bias, w, cols, out);
+                   const Window &w, const FusedActivation *clamp,
+                   float *padded, float *out) {
+  depthwisePlane(in, kernel, bias, w, clamp, padded, out);
+}
+__attribute__((target("avx512f"))) void
+depthwisePlaneAvx512(const float *in, const float *kernel, float bias,
+                     const Window &w, const FusedActivation *clamp,
+                     float *padded, float *out) {
+  depthwisePlane(in, kernel, bias, w, clamp, padded, out);
 }
 #endif
+
+DepthwisePlaneFn bestDepthwisePlane() {
+#ifdef MNCC_DEPTHWISE_X86
+  if (__builtin_cpu_supports("avx512f"))
+    return depthwisePlaneAvx512;
+  if (__builtin_cpu_supports("avx2"))
+    return depthwisePlaneAvx2;
+#endif
+  return depthwisePlanePortable;
+}
 
 /// Depthwise convolution (one input and one output channel per group),
 /// computed directly: im2col + a 1 x K GEMM per channel spends most of its
@@ -234,26 +292,26 @@ depthwisePlaneAvx2(const float *in, const float *kernel, float bias,
 template <typename T>
 void depthwiseConv(const T *xData, const T *wData, const T *bData,
                    int64_t planes, int64_t channels, const Window &w,
-                   T *outData) {
-  DepthwiseColumns cols(w);
-  void (*run)(const T *, const T *, T, const Window &, const DepthwiseColumns &,
-              T *) = depthwisePlanePortable;
-#ifdef MNCC_DEPTHWISE_AVX2
-  if constexpr (std::is_same_v<T, float>) {
-    static const bool hasAvx2 = __builtin_cpu_supports("avx2");
-    if (hasAvx2)
-      run = depthwisePlaneAvx2;
-  }
-#endif
+                   const FusedActivation *clamp, T *outData) {
   int64_t kSize = w.kernelSize();
+  int64_t paddedSize = PaddedPlaneShape(w).size();
   // About 16K outputs per chunk: enough work to amortize the dispatch.
   int64_t grain =
       std::max<int64_t>(1, 16384 / std::max<int64_t>(1, w.outSize()));
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
+    std::vector<T> padded(paddedSize);
     for (int64_t plane = begin; plane < end; ++plane) {
       int64_t c = plane % channels;
-      run(xData + plane * w.inSize(), wData + c * kSize,
-          bData ? bData[c] : T(0), w, cols, outData + plane * w.outSize());
+      const T *in = xData + plane * w.inSize();
+      T *out = outData + plane * w.outSize();
+      T bias = bData ? bData[c] : T(0);
+      if constexpr (std::is_same_v<T, float>) {
+        static const DepthwisePlaneFn run = bestDepthwisePlane();
+        run(in, wData + c * kSize, bias, w, clamp, padded.data(), out);
+      } else {
+        depthwisePlane(in, wData + c * kSize, bias, w, clamp, padded.data(),
+                       out);
+      }
     }
   });
 }
@@ -296,7 +354,8 @@ Status checkConvInputs(KernelContext &context, const Tensor *&x,
 
 template <typename T>
 void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
-                 int64_t group, const Window &w, Tensor &out) {
+                 int64_t group, const Window &w, const FusedActivation *clamp,
+                 Tensor &out) {
   int64_t batch = x.shape()[0], channels = x.shape()[1];
   int64_t outChannels = weights.shape()[0];
   int64_t cPerGroup = channels / group, mPerGroup = outChannels / group;
@@ -306,7 +365,7 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
   T *outData = out.data<T>();
   if (group == channels && outChannels == channels && channels > 1) {
     depthwiseConv(xData, wData, bias ? bias->data<T>() : nullptr,
-                  batch * channels, channels, w, outData);
+                  batch * channels, channels, w, clamp, outData);
     return;
   }
   // A 1x1 kernel with stride 1 and no padding reads the input as is.
@@ -323,10 +382,14 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
       im2col(in, cPerGroup, w, buffer, parallel);
       source = buffer;
     }
+    // The bias and the activation go in as each tile of the product is
+    // finished, instead of in passes over the whole output.
+    linalg::GemmEpilogue<T> epilogue{
+        bias ? bias->data<T>() + g * mPerGroup : nullptr, clamp};
     linalg::gemm(false, false, mPerGroup, cols, rows, T(1),
                  wData + g * mPerGroup * rows, rows, source, cols, T(0),
                  outData + (n * outChannels + g * mPerGroup) * cols, cols,
-                 parallel);
+                 parallel, epilogue);
   };
   if (group > 1) {
     // Many small GEMMs (depthwise is 1 x K by K x N per channel): one
@@ -340,20 +403,6 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
     Scratch<T> col;
     for (int64_t n = 0; n < batch; ++n)
       runTask(n, col, true);
-  }
-  if (bias) {
-    // A pass over the whole output: split over the threads by planes.
-    const T *b = bias->data<T>();
-    int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, cols));
-    linalg::parallelFor(batch * outChannels, grain,
-                        [&](int64_t begin, int64_t end) {
-                          for (int64_t p = begin; p < end; ++p) {
-                            T *plane = outData + p * cols;
-                            T value = b[p % outChannels];
-                            for (int64_t i = 0; i < cols; ++i)
-                              plane[i] += value;
-                          }
-                        });
   }
 }
 
@@ -386,10 +435,14 @@ Status convKernel(KernelContext &context) {
     outShape.push_back(d);
   // Every element is written: by the GEMM (beta 0) or the depthwise path.
   Tensor out = Tensor::uninitialized(work, outShape);
+  // The interpreter fuses activations only into float32 Conv.
+  const FusedActivation *clamp = context.fusedActivation();
+  if (clamp && x->dtype() != DType::Float32)
+    return opError(context, "an activation was fused into a non-float32 Conv");
   if (work == DType::Float64)
-    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, out);
+    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp, out);
   else
-    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, out);
+    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, clamp, out);
   context.setOutput(0, castFloat(out, x->dtype()));
   return Status::success();
 }

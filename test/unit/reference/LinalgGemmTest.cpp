@@ -242,4 +242,63 @@ TEST_F(GemmTest, ThreadCountDoesNotChangeBits) {
   }
 }
 
+/// The epilogue must give exactly what the separate passes over C give:
+/// the product, then the bias added, then Clip's comparisons. The products
+/// are seeded with NaN, infinities and signed zeros, which the vector
+/// max/min must treat as the scalar comparisons do.
+TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const FusedActivation clamps[] = {{0.0f, inf}, {0.0f, 6.0f},
+                                    {-0.25f, 0.25f}, {0.5f, -0.5f}};
+  const Case cases[] = {
+      {false, false, 16, 3025, 64, 1.0f, 0.0f, 0, 0, 0}, // split along n
+      {false, false, 260, 49, 600, 1.0f, 0.0f, 0, 0, 5}, // along m, 3 k blocks
+      {false, true, 13, 37, 9, 0.5f, 1.0f, 2, 1, 3},     // edge tiles, beta
+      {true, false, 7, 5, 300, 1.0f, 0.0f, 0, 0, 0},
+      {false, false, 9, 11, 0, 1.0f, 0.5f, 0, 0, 0},     // k = 0
+      {false, false, 9, 11, 5, 0.0f, 0.0f, 0, 0, 0}};    // alpha = 0
+  for (linalg::GemmKernel kernel : availableKernels()) {
+    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+    for (const Case &test : cases) {
+      std::mt19937 rng(7);
+      Operands ops = makeOperands(test, rng);
+      // Special values in A's first column reach whole rows of C.
+      const float specials[] = {nan, inf, -inf, 0.0f, -0.0f};
+      for (int64_t i = 0; i < 5 && i < test.m && test.k > 0; ++i)
+        ops.a[test.transA ? i : i * ops.lda] = specials[i];
+      std::vector<float> bias(test.m);
+      std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
+      for (float &b : bias)
+        b = dist(rng);
+      bias[0] = -0.0f;
+      for (const FusedActivation &clamp : clamps)
+        for (bool withBias : {false, true}) {
+          linalg::GemmEpilogue<float> epilogue{
+              withBias ? bias.data() : nullptr, &clamp};
+          std::vector<float> fused = ops.c, separate = ops.c;
+          linalg::gemm(test.transA, test.transB, test.m, test.n, test.k,
+                       test.alpha, ops.a.data(), ops.lda, ops.b.data(),
+                       ops.ldb, test.beta, fused.data(), ops.ldc, true,
+                       epilogue);
+          linalg::gemm(test.transA, test.transB, test.m, test.n, test.k,
+                       test.alpha, ops.a.data(), ops.lda, ops.b.data(),
+                       ops.ldb, test.beta, separate.data(), ops.ldc);
+          for (int64_t i = 0; i < test.m; ++i)
+            for (int64_t j = 0; j < test.n; ++j) {
+              float &v = separate[i * ops.ldc + j];
+              if (withBias)
+                v += bias[i];
+              v = v < clamp.lo ? clamp.lo : v;
+              v = v > clamp.hi ? clamp.hi : v;
+            }
+          ASSERT_EQ(0, std::memcmp(fused.data(), separate.data(),
+                                   fused.size() * sizeof(float)))
+              << test.m << "x" << test.n << "x" << test.k << " clamp ["
+              << clamp.lo << ", " << clamp.hi << "] bias " << withBias;
+        }
+    }
+  }
+}
+
 } // namespace
