@@ -15,6 +15,8 @@
 #include "mncc/reference/Tensor.h"
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +81,27 @@ struct FusedActivation {
   float lo, hi;
 };
 
+/// What a kernel derives once from its node's constant inputs and keeps
+/// for later runs of the same prepared program: a Conv's weights packed for
+/// the GEMM. Runs may share a program across threads, so get() builds the
+/// value once under a lock; kernels read it, never change it.
+class NodeCache {
+public:
+  /// The value `build` returned the first time (build returns a
+  /// std::shared_ptr<const T>); later calls return it.
+  template <typename T, typename Build>
+  std::shared_ptr<const T> get(Build &&build) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!value_)
+      value_ = std::shared_ptr<const T>(build());
+    return std::static_pointer_cast<const T>(value_);
+  }
+
+private:
+  std::mutex mutex_;
+  std::shared_ptr<const void> value_;
+};
+
 /// What a kernel sees of its node.
 class KernelContext {
 public:
@@ -128,9 +151,17 @@ public:
   /// node, so the same model and inputs give the same outputs.
   virtual uint64_t defaultSeed() const = 0;
 
-  /// The activation fused into this node, or nullptr. Only kernels that
-  /// declare fusesActivation() in the interpreter's table are offered one.
+  /// The activation fused into this node, or nullptr. The interpreter
+  /// fuses only into float32 Conv.
   virtual const FusedActivation *fusedActivation() const { return nullptr; }
+
+  /// The node's cache, when input `index` is the same on every run (an
+  /// initializer) so that what a kernel derives from it can be kept; else
+  /// nullptr. One cache per node: a kernel keeps one value in it.
+  virtual NodeCache *cacheForConstantInput(size_t index) const {
+    (void)index;
+    return nullptr;
+  }
 };
 
 using KernelFn = Status (*)(KernelContext &context);

@@ -482,14 +482,25 @@ void packA(bool transA, const float *a, int64_t lda, int64_t row, int64_t col,
   }
 }
 
-/// One block of the product, on one thread. alpha != 0 and k > 0 here.
-/// Row 0 of the block is row `firstRow` of the epilogue's bias.
-void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-               float alpha, const float *a, int64_t lda, const float *b,
-               int64_t ldb, float beta, float *c, int64_t ldc,
-               const linalg::GemmEpilogue<float> &epilogue, int64_t firstRow) {
+/// The block of the product at rows [rowBegin, rowBegin + m) and columns
+/// [colBegin, colBegin + n), on one thread; c points at its first element.
+/// alpha != 0 and k > 0 here.
+void gemmBlock(const linalg::GemmOperands<float> &ops, int64_t rowBegin,
+               int64_t colBegin, int64_t m, int64_t n, int64_t k, float alpha,
+               float beta, float *c, int64_t ldc,
+               const linalg::GemmEpilogue<float> &epilogue) {
   const KernelInfo kernel = currentKernel();
   const int64_t mr = kernel.mr, nr = kernel.nr;
+  const float *a =
+      ops.a ? ops.a + (ops.transA ? rowBegin : rowBegin * ops.lda) : nullptr;
+  const float *b =
+      ops.b ? ops.b + (ops.transB ? colBegin * ops.ldb : colBegin) : nullptr;
+  // Packed panels start every MR rows of the whole matrix, so a block can
+  // use them when it starts on a panel (kMc is a multiple of every MR).
+  const linalg::PackedA *packed =
+      ops.packedA && ops.packedA->mr() == mr && rowBegin % mr == 0
+          ? ops.packedA
+          : nullptr;
   float *bPack =
       packBuffer(0, roundUp(std::min(n, kNc), nr) * std::min(k, kKc));
   float *aPack =
@@ -509,22 +520,28 @@ void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
       // Later k blocks add onto what the first left in C.
       float betaNow = pc == 0 ? beta : 1.0f;
       bool lastK = pc + kb == k;
-      packB(transB, b, ldb, pc, jc, kb, nb, nr, bPack);
+      if (ops.packB)
+        (*ops.packB)(pc, colBegin + jc, kb, nb, nr, bPack);
+      else
+        packB(ops.transB, b, ops.ldb, pc, jc, kb, nb, nr, bPack);
       for (int64_t ic = 0; ic < m; ic += kMc) {
         int64_t mb = std::min(kMc, m - ic);
-        packA(transA, a, lda, ic, pc, mb, kb, mr, aPack);
+        if (!packed)
+          packA(ops.transA, a, ops.lda, ic, pc, mb, kb, mr, aPack);
         for (int64_t jr = 0; jr < nb; jr += nr) {
           int64_t width = std::min(nr, nb - jr);
           const float *bPanel = bPack + jr * kb;
           for (int64_t ir = 0; ir < mb; ir += mr) {
             int64_t height = std::min(mr, mb - ir);
-            const float *aPanel = aPack + ir * kb;
+            const float *aPanel =
+                packed ? packed->panel(rowBegin + ic + ir, pc, kb)
+                       : aPack + ir * kb;
             float *tile = c + (ic + ir) * ldc + jc + jr;
             TileEpilogue tileEpilogue;
             if (hasEpilogue) {
               tileEpilogue = baseEpilogue;
               if (epilogue.rowBias)
-                tileEpilogue.bias = epilogue.rowBias + firstRow + ic + ir;
+                tileEpilogue.bias = epilogue.rowBias + rowBegin + ic + ir;
             }
             const TileEpilogue *finish =
                 hasEpilogue && lastK ? &tileEpilogue : nullptr;
@@ -552,14 +569,16 @@ void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 }
 
 /// Double stays on OpenBLAS (few kernels use it; speed matters less).
-void gemmBlock(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-               double alpha, const double *a, int64_t lda, const double *b,
-               int64_t ldb, double beta, double *c, int64_t ldc,
-               const linalg::GemmEpilogue<double> &epilogue, int64_t firstRow) {
-  cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
-              ldb, beta, c, ldc);
-  linalg::applyEpilogue(epilogue, firstRow, m, n, c, ldc);
+void gemmBlock(const linalg::GemmOperands<double> &ops, int64_t rowBegin,
+               int64_t colBegin, int64_t m, int64_t n, int64_t k, double alpha,
+               double beta, double *c, int64_t ldc,
+               const linalg::GemmEpilogue<double> &epilogue) {
+  const double *a = ops.a + (ops.transA ? rowBegin : rowBegin * ops.lda);
+  const double *b = ops.b + (ops.transB ? colBegin * ops.ldb : colBegin);
+  cblas_dgemm(CblasRowMajor, ops.transA ? CblasTrans : CblasNoTrans,
+              ops.transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              ops.lda, b, ops.ldb, beta, c, ldc);
+  linalg::applyEpilogue(epilogue, rowBegin, m, n, c, ldc);
 }
 
 /// OpenBLAS's own threads would split the work differently for each thread
@@ -573,10 +592,9 @@ void singleThreadedBlas() {
 }
 
 template <typename T>
-void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-              T alpha, const T *a, int64_t lda, const T *b, int64_t ldb, T beta,
-              T *c, int64_t ldc, bool parallel,
-              const linalg::GemmEpilogue<T> &epilogue) {
+void gemmImpl(int64_t m, int64_t n, int64_t k, T alpha,
+              const linalg::GemmOperands<T> &ops, T beta, T *c, int64_t ldc,
+              bool parallel, const linalg::GemmEpilogue<T> &epilogue) {
   if (m <= 0 || n <= 0)
     return;
   singleThreadedBlas();
@@ -584,8 +602,8 @@ void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
     // BLAS skips the product when alpha is 0; ONNX's formula still has
     // 0 * inf = NaN in it.
     std::vector<T> product(m * n);
-    gemmImpl(transA, transB, m, n, k, T(1), a, lda, b, ldb, T(0),
-             product.data(), n, parallel, linalg::GemmEpilogue<T>());
+    gemmImpl(m, n, k, T(1), ops, T(0), product.data(), n, parallel,
+             linalg::GemmEpilogue<T>());
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         T &out = c[i * ldc + j];
@@ -612,21 +630,18 @@ void gemmImpl(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
   int64_t block = std::max<int64_t>(64, (dim + 7) / 8);
   block = (block + 15) / 16 * 16;
   if (!parallel || !large || dim <= block) {
-    gemmBlock(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-              epilogue, 0);
+    gemmBlock(ops, 0, 0, m, n, k, alpha, beta, c, ldc, epilogue);
     return;
   }
   if (m >= n) {
     linalg::parallelFor(m, block, [&](int64_t begin, int64_t end) {
-      const T *aBlock = transA ? a + begin : a + begin * lda;
-      gemmBlock(transA, transB, end - begin, n, k, alpha, aBlock, lda, b, ldb,
-                beta, c + begin * ldc, ldc, epilogue, begin);
+      gemmBlock(ops, begin, 0, end - begin, n, k, alpha, beta,
+                c + begin * ldc, ldc, epilogue);
     });
   } else {
     linalg::parallelFor(n, block, [&](int64_t begin, int64_t end) {
-      const T *bBlock = transB ? b + begin * ldb : b + begin;
-      gemmBlock(transA, transB, m, end - begin, k, alpha, a, lda, bBlock, ldb,
-                beta, c + begin, ldc, epilogue, 0);
+      gemmBlock(ops, 0, begin, m, end - begin, k, alpha, beta, c + begin, ldc,
+                epilogue);
     });
   }
 }
@@ -637,16 +652,47 @@ void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   float alpha, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float beta, float *c, int64_t ldc,
                   bool parallel, const GemmEpilogue<float> &epilogue) {
-  gemmImpl(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-           parallel, epilogue);
+  GemmOperands<float> ops;
+  ops.transA = transA;
+  ops.a = a;
+  ops.lda = lda;
+  ops.transB = transB;
+  ops.b = b;
+  ops.ldb = ldb;
+  gemmImpl(m, n, k, alpha, ops, beta, c, ldc, parallel, epilogue);
+}
+
+void linalg::gemm(int64_t m, int64_t n, int64_t k, float alpha,
+                  const GemmOperands<float> &operands, float beta, float *c,
+                  int64_t ldc, bool parallel,
+                  const GemmEpilogue<float> &epilogue) {
+  gemmImpl(m, n, k, alpha, operands, beta, c, ldc, parallel, epilogue);
+}
+
+linalg::PackedA::PackedA(bool transA, const float *a, int64_t lda, int64_t m,
+                         int64_t k)
+    : rows_(m), depth_(k), mr_(currentKernel().mr),
+      paddedRows_(roundUp(m, mr_)),
+      data_(new float[std::max<int64_t>(1, paddedRows_ * k)]) {
+  // Depth block pc of kb rows holds paddedRows_ * kb floats, panel after
+  // panel, exactly as gemmBlock's packA lays out one block of A.
+  for (int64_t pc = 0; pc < k; pc += kKc)
+    packA(transA, a, lda, 0, pc, m, std::min(kKc, k - pc), mr_,
+          data_.get() + pc * paddedRows_);
 }
 
 void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   double alpha, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double beta, double *c, int64_t ldc,
                   bool parallel, const GemmEpilogue<double> &epilogue) {
-  gemmImpl(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-           parallel, epilogue);
+  GemmOperands<double> ops;
+  ops.transA = transA;
+  ops.a = a;
+  ops.lda = lda;
+  ops.transB = transB;
+  ops.b = b;
+  ops.ldb = ldb;
+  gemmImpl(m, n, k, alpha, ops, beta, c, ldc, parallel, epilogue);
 }
 
 bool linalg::forceGemmKernel(GemmKernel kernel) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 namespace mncc::reference::linalg {
 
@@ -41,6 +42,58 @@ template <typename T> struct GemmEpilogue {
   const FusedActivation *clamp = nullptr;
   bool empty() const { return !rowBias && !clamp; }
 };
+
+/// Fills `dst` with rows [row, row + rows) x columns [col, col + cols) of
+/// op(B) packed as the float GEMM reads it: panel q (columns col + q * nr
+/// onwards) is `rows` rows of nr values, rows * nr floats from the panel
+/// before, and the columns past `cols` in the last panel are 0. A Conv
+/// packs its input this way straight from the image, with no im2col
+/// buffer in memory.
+using PackBFn = std::function<void(int64_t row, int64_t col, int64_t rows,
+                                   int64_t cols, int64_t nr, float *dst)>;
+
+/// op(A) of the float GEMM packed once into the panels of the
+/// micro-kernel in use, for a matrix many products share (a Conv's weights
+/// over every run of a model).
+class PackedA {
+public:
+  PackedA(bool transA, const float *a, int64_t lda, int64_t m, int64_t k);
+  /// The panel of rows [row, row + MR) and depth [depth, depth + KC); row
+  /// is a multiple of MR and depth of KC.
+  const float *panel(int64_t row, int64_t depth, int64_t kc) const {
+    return data_.get() + depth * paddedRows_ + row * kc;
+  }
+  int64_t rows() const { return rows_; }
+  int64_t depth() const { return depth_; }
+  /// The MR it was packed for; a product run with another micro-kernel
+  /// (a test forcing one) packs op(A) itself instead.
+  int64_t mr() const { return mr_; }
+
+private:
+  int64_t rows_, depth_, mr_, paddedRows_;
+  std::unique_ptr<float[]> data_;
+};
+
+/// A product's operands: op(A) as a matrix, optionally also packed (used
+/// when it fits the micro-kernel), and op(B) as a matrix or as a packer.
+/// packedA and packB are for float only.
+template <typename T> struct GemmOperands {
+  bool transA = false;
+  const T *a = nullptr;
+  int64_t lda = 0;
+  bool transB = false;
+  const T *b = nullptr;
+  int64_t ldb = 0;
+  const PackedA *packedA = nullptr;
+  const PackBFn *packB = nullptr;
+};
+
+/// C = alpha * op(A) * op(B) + beta * C from general operands, then the
+/// epilogue; the same blocking, hence the same bits, as the gemm below.
+void gemm(int64_t m, int64_t n, int64_t k, float alpha,
+          const GemmOperands<float> &operands, float beta, float *c,
+          int64_t ldc, bool parallel = true,
+          const GemmEpilogue<float> &epilogue = {});
 
 /// C = alpha * op(A) * op(B) + beta * C, row-major, M x N result with
 /// leading dimensions lda/ldb/ldc; op(X) is X or its transpose. beta == 0

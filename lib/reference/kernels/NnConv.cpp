@@ -18,53 +18,86 @@ using namespace mncc::reference::nn;
 
 namespace {
 
+/// Row `row` of the im2col matrix of one group of channels of one image,
+/// columns [colBegin, colEnd) only, into dst[0, colEnd - colBegin): row
+/// (c, kd, kh, kw) holds, for each output position, the input that tap
+/// reads, or 0 in the padding. Columns run over output rows, so the work
+/// goes segment by segment, each a copy and two fills.
+template <typename T>
+void unfoldRow(const T *in, const Window &w, int64_t row, int64_t colBegin,
+               int64_t colEnd, T *dst) {
+  int64_t kw = row % w.kernel[2];
+  int64_t kh = (row / w.kernel[2]) % w.kernel[1];
+  int64_t kd = (row / (w.kernel[2] * w.kernel[1])) % w.kernel[0];
+  const T *plane = in + row / w.kernelSize() * w.inSize();
+  int64_t offD = kd * w.dilation[0] - w.padBegin[0];
+  int64_t offH = kh * w.dilation[1] - w.padBegin[1];
+  int64_t offW = kw * w.dilation[2] - w.padBegin[2];
+  int64_t wLo, wHi;
+  validRange(w.out[2], w.stride[2], offW, w.in[2], wLo, wHi);
+  int64_t width = w.out[2];
+  for (int64_t col = colBegin, line = colBegin / width; col < colEnd;
+       ++line) {
+    int64_t first = col - line * width;
+    int64_t last = std::min(width, first + colEnd - col);
+    // out[ow] is this line's output column ow.
+    T *out = dst + (col - colBegin) - first;
+    col += last - first;
+    int64_t id = line / w.out[1] * w.stride[0] + offD;
+    int64_t ih = line % w.out[1] * w.stride[1] + offH;
+    if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+      std::fill(out + first, out + last, T(0));
+      continue;
+    }
+    const T *src = plane + (id * w.in[1] + ih) * w.in[2];
+    int64_t lo = std::clamp(wLo, first, last);
+    int64_t hi = std::clamp(wHi, lo, last);
+    std::fill(out + first, out + lo, T(0));
+    if (w.stride[2] == 1)
+      std::copy(src + lo + offW, src + hi + offW, out + lo);
+    else if (w.stride[2] == 2) // a constant stride vectorizes
+      for (int64_t ow = lo; ow < hi; ++ow)
+        out[ow] = src[2 * ow + offW];
+    else
+      for (int64_t ow = lo; ow < hi; ++ow)
+        out[ow] = src[ow * w.stride[2] + offW];
+    std::fill(out + hi, out + last, T(0));
+  }
+}
+
 /// Unfolds one group of channels of one image into `col`, a
-/// (channels * kernelSize) x outSize matrix; taps in the padding read 0.
+/// (channels * kernelSize) x outSize matrix.
 template <typename T>
 void im2col(const T *in, int64_t channels, const Window &w, T *col,
             bool parallel) {
   int64_t outSize = w.outSize();
   int64_t rows = channels * w.kernelSize();
   auto unfold = [&](int64_t rowBegin, int64_t rowEnd) {
-    for (int64_t row = rowBegin; row < rowEnd; ++row) {
-      int64_t kw = row % w.kernel[2];
-      int64_t kh = (row / w.kernel[2]) % w.kernel[1];
-      int64_t kd = (row / (w.kernel[2] * w.kernel[1])) % w.kernel[0];
-      int64_t c = row / w.kernelSize();
-      const T *plane = in + c * w.inSize();
-      T *dst = col + row * outSize;
-      int64_t offD = kd * w.dilation[0] - w.padBegin[0];
-      int64_t offH = kh * w.dilation[1] - w.padBegin[1];
-      int64_t offW = kw * w.dilation[2] - w.padBegin[2];
-      int64_t wLo, wHi;
-      validRange(w.out[2], w.stride[2], offW, w.in[2], wLo, wHi);
-      for (int64_t od = 0; od < w.out[0]; ++od) {
-        int64_t id = od * w.stride[0] + offD;
-        for (int64_t oh = 0; oh < w.out[1]; ++oh, dst += w.out[2]) {
-          int64_t ih = oh * w.stride[1] + offH;
-          if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-            std::fill(dst, dst + w.out[2], T(0));
-            continue;
-          }
-          const T *src = plane + (id * w.in[1] + ih) * w.in[2];
-          std::fill(dst, dst + wLo, T(0));
-          if (w.stride[2] == 1)
-            std::copy(src + wLo + offW, src + wHi + offW, dst + wLo);
-          else if (w.stride[2] == 2) // a constant stride vectorizes
-            for (int64_t ow = wLo; ow < wHi; ++ow)
-              dst[ow] = src[2 * ow + offW];
-          else
-            for (int64_t ow = wLo; ow < wHi; ++ow)
-              dst[ow] = src[ow * w.stride[2] + offW];
-          std::fill(dst + wHi, dst + w.out[2], T(0));
-        }
-      }
-    }
+    for (int64_t row = rowBegin; row < rowEnd; ++row)
+      unfoldRow(in, w, row, 0, outSize, col + row * outSize);
   };
   if (parallel)
     linalg::parallelFor(rows, 16, unfold);
   else
     unfold(0, rows);
+}
+
+/// The GEMM's packer of op(B) for a float Conv: each im2col row of the
+/// block is unfolded into a line that stays in L1, then cut into the
+/// panels. The im2col matrix (kernelSize times the input) never goes
+/// through memory.
+linalg::PackBFn convInputPacker(const float *in, const Window &w) {
+  return [in, &w](int64_t row, int64_t col, int64_t rows, int64_t cols,
+                  int64_t nr, float *dst) {
+    int64_t panels = ceilDiv(cols, nr);
+    std::vector<float> line(panels * nr, 0.0f); // the tail stays 0
+    for (int64_t p = 0; p < rows; ++p) {
+      unfoldRow(in, w, row + p, col, col + cols, line.data());
+      for (int64_t q = 0; q < panels; ++q)
+        std::copy(line.data() + q * nr, line.data() + (q + 1) * nr,
+                  dst + (q * rows + p) * nr);
+    }
+  };
 }
 
 /// Folds `col` ((channels * kernelSize) x inSize, the transpose-conv
@@ -355,7 +388,7 @@ Status checkConvInputs(KernelContext &context, const Tensor *&x,
 template <typename T>
 void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
                  int64_t group, const Window &w, const FusedActivation *clamp,
-                 Tensor &out) {
+                 const linalg::PackedA *packedWeights, Tensor &out) {
   int64_t batch = x.shape()[0], channels = x.shape()[1];
   int64_t outChannels = weights.shape()[0];
   int64_t cPerGroup = channels / group, mPerGroup = outChannels / group;
@@ -376,16 +409,38 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
   auto runTask = [&](int64_t task, Scratch<T> &col, bool parallel) {
     int64_t n = task / group, g = task % group;
     const T *in = xData + (n * channels + g * cPerGroup) * w.inSize();
+    // The bias and the activation go in as each tile of the product is
+    // finished, instead of in passes over the whole output.
+    linalg::GemmEpilogue<T> epilogue{
+        bias ? bias->data<T>() + g * mPerGroup : nullptr, clamp};
+    if constexpr (std::is_same_v<T, float>) {
+      if (group == 1) {
+        // Weights packed once (when constant); the input packed straight
+        // from the image.
+        linalg::GemmOperands<float> ops;
+        ops.a = wData;
+        ops.lda = rows;
+        ops.packedA = packedWeights;
+        linalg::PackBFn packer;
+        if (direct) {
+          ops.b = in;
+          ops.ldb = cols;
+        } else {
+          packer = convInputPacker(in, w);
+          ops.packB = &packer;
+        }
+        linalg::gemm(mPerGroup, cols, rows, 1.0f, ops, 0.0f,
+                     outData + n * outChannels * cols, cols, parallel,
+                     epilogue);
+        return;
+      }
+    }
     const T *source = in;
     if (!direct) {
       T *buffer = col.get(rows * cols);
       im2col(in, cPerGroup, w, buffer, parallel);
       source = buffer;
     }
-    // The bias and the activation go in as each tile of the product is
-    // finished, instead of in passes over the whole output.
-    linalg::GemmEpilogue<T> epilogue{
-        bias ? bias->data<T>() + g * mPerGroup : nullptr, clamp};
     linalg::gemm(false, false, mPerGroup, cols, rows, T(1),
                  wData + g * mPerGroup * rows, rows, source, cols, T(0),
                  outData + (n * outChannels + g * mPerGroup) * cols, cols,
@@ -439,10 +494,23 @@ Status convKernel(KernelContext &context) {
   const FusedActivation *clamp = context.fusedActivation();
   if (clamp && x->dtype() != DType::Float32)
     return opError(context, "an activation was fused into a non-float32 Conv");
+  // Constant weights of an ordinary (group 1) float Conv are packed for
+  // the GEMM on the first run and kept for the others.
+  std::shared_ptr<const linalg::PackedA> packed;
+  NodeCache *cache = context.cacheForConstantInput(1);
+  if (cache && group == 1 && work == DType::Float32) {
+    int64_t depth = weights->numElements() / std::max<int64_t>(1, outChannels);
+    packed = cache->get<linalg::PackedA>([&] {
+      return std::make_shared<const linalg::PackedA>(
+          false, ww.data<float>(), depth, outChannels, depth);
+    });
+  }
   if (work == DType::Float64)
-    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp, out);
+    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp,
+                        nullptr, out);
   else
-    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, clamp, out);
+    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, clamp,
+                       packed.get(), out);
   context.setOutput(0, castFloat(out, x->dtype()));
   return Status::success();
 }

@@ -301,4 +301,64 @@ TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
   }
 }
 
+/// op(A) packed once and op(B) produced by a packer (how Conv feeds the
+/// GEMM) give the same bits as the plain matrices, whichever way the
+/// product splits over threads; op(A) packed for another micro-kernel is
+/// not used.
+TEST_F(GemmTest, PackedOperandsEqualPlainOnesBitForBit) {
+  const Case cases[] = {{false, false, 64, 3000, 300, 1.0f, 0.0f, 0, 0, 0},
+                        {false, false, 300, 50, 600, 1.0f, 0.0f, 3, 0, 0},
+                        {true, false, 13, 29, 7, 1.0f, 0.0f, 1, 2, 0},
+                        {false, true, 9, 700, 257, 1.0f, 0.0f, 0, 1, 0}};
+  std::vector<linalg::GemmKernel> kernels = availableKernels();
+  for (linalg::GemmKernel kernel : kernels) {
+    for (const Case &test : cases) {
+      std::mt19937 rng(3);
+      Operands ops = makeOperands(test, rng);
+      // Packed while another kernel is in force: gemm must notice.
+      ASSERT_TRUE(linalg::forceGemmKernel(kernels.front()));
+      linalg::PackedA stale(test.transA, ops.a.data(), ops.lda, test.m,
+                            test.k);
+      ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+      linalg::PackedA packed(test.transA, ops.a.data(), ops.lda, test.m,
+                             test.k);
+      // op(B)(p, j) element by element: the packer's contract.
+      linalg::PackBFn packer = [&](int64_t row, int64_t col, int64_t rows,
+                                   int64_t cols, int64_t nr, float *dst) {
+        for (int64_t q = 0; q * nr < cols; ++q)
+          for (int64_t p = 0; p < rows; ++p)
+            for (int64_t j = 0; j < nr; ++j) {
+              int64_t r = row + p, c = col + q * nr + j;
+              float value = 0.0f;
+              if (q * nr + j < cols)
+                value = test.transB ? ops.b[c * ops.ldb + r]
+                                    : ops.b[r * ops.ldb + c];
+              dst[(q * rows + p) * nr + j] = value;
+            }
+      };
+      std::vector<float> plain(ops.c.size(), 0.0f);
+      linalg::gemm(test.transA, test.transB, test.m, test.n, test.k, 1.0f,
+                   ops.a.data(), ops.lda, ops.b.data(), ops.ldb, 0.0f,
+                   plain.data(), ops.ldc);
+      for (const linalg::PackedA *prepacked : {&packed, &stale})
+        for (bool parallel : {true, false}) {
+          linalg::GemmOperands<float> operands;
+          operands.transA = test.transA;
+          operands.a = ops.a.data();
+          operands.lda = ops.lda;
+          operands.packedA = prepacked;
+          operands.packB = &packer;
+          std::vector<float> result(ops.c.size(), 0.0f);
+          linalg::gemm(test.m, test.n, test.k, 1.0f, operands, 0.0f,
+                       result.data(), ops.ldc, parallel);
+          ASSERT_EQ(0, std::memcmp(plain.data(), result.data(),
+                                   plain.size() * sizeof(float)))
+              << test.m << "x" << test.n << "x" << test.k
+              << (prepacked == &stale ? " stale pack" : "")
+              << (parallel ? " parallel" : "");
+        }
+    }
+  }
+}
+
 } // namespace
