@@ -36,15 +36,22 @@ void unfoldRow(const T *in, const Window &w, int64_t row, int64_t colBegin,
   int64_t wLo, wHi;
   validRange(w.out[2], w.stride[2], offW, w.in[2], wLo, wHi);
   int64_t width = w.out[2];
-  for (int64_t col = colBegin, line = colBegin / width; col < colEnd;
-       ++line) {
+  // The output line (od, oh) advances without dividing: a 64-bit division
+  // per line costs as much as copying the line.
+  int64_t line = colBegin / width;
+  int64_t od = line / w.out[1], oh = line % w.out[1];
+  for (int64_t col = colBegin; col < colEnd; ++line) {
     int64_t first = col - line * width;
     int64_t last = std::min(width, first + colEnd - col);
     // out[ow] is this line's output column ow.
     T *out = dst + (col - colBegin) - first;
     col += last - first;
-    int64_t id = line / w.out[1] * w.stride[0] + offD;
-    int64_t ih = line % w.out[1] * w.stride[1] + offH;
+    int64_t id = od * w.stride[0] + offD;
+    int64_t ih = oh * w.stride[1] + offH;
+    if (++oh == w.out[1]) {
+      oh = 0;
+      ++od;
+    }
     if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
       std::fill(out + first, out + last, T(0));
       continue;
@@ -86,6 +93,19 @@ void im2col(const T *in, int64_t channels, const Window &w, T *col,
 /// block is unfolded into a line that stays in L1, then cut into the
 /// panels. The im2col matrix (kernelSize times the input) never goes
 /// through memory.
+/// Row p of each panel from `line`; NR fixed at compile time turns each
+/// piece into a few vector moves instead of a call to memmove.
+template <int64_t NR>
+void scatterToPanels(const float *line, int64_t panels, int64_t rows,
+                     int64_t p, float *dst) {
+  for (int64_t q = 0; q < panels; ++q) {
+    float *__restrict to = dst + (q * rows + p) * NR;
+    const float *from = line + q * NR;
+    for (int64_t j = 0; j < NR; ++j)
+      to[j] = from[j];
+  }
+}
+
 linalg::PackBFn convInputPacker(const float *in, const Window &w) {
   return [in, &w](int64_t row, int64_t col, int64_t rows, int64_t cols,
                   int64_t nr, float *dst) {
@@ -93,9 +113,21 @@ linalg::PackBFn convInputPacker(const float *in, const Window &w) {
     std::vector<float> line(panels * nr, 0.0f); // the tail stays 0
     for (int64_t p = 0; p < rows; ++p) {
       unfoldRow(in, w, row + p, col, col + cols, line.data());
-      for (int64_t q = 0; q < panels; ++q)
-        std::copy(line.data() + q * nr, line.data() + (q + 1) * nr,
-                  dst + (q * rows + p) * nr);
+      switch (nr) {
+      case 32:
+        scatterToPanels<32>(line.data(), panels, rows, p, dst);
+        break;
+      case 16:
+        scatterToPanels<16>(line.data(), panels, rows, p, dst);
+        break;
+      case 8:
+        scatterToPanels<8>(line.data(), panels, rows, p, dst);
+        break;
+      default:
+        for (int64_t q = 0; q < panels; ++q)
+          std::copy(line.data() + q * nr, line.data() + (q + 1) * nr,
+                    dst + (q * rows + p) * nr);
+      }
     }
   };
 }
@@ -143,18 +175,42 @@ void col2im(const T *col, int64_t channels, const Window &w, T *out) {
 /// c of the padded row goes to phase c % strideW, index c / strideW): the
 /// taps of a strided convolution then read consecutive elements too, and
 /// every inner loop is a plain unit-stride loop the compiler vectorizes.
-struct PaddedPlaneShape {
+struct PaddedPlane {
   std::array<int64_t, 3> extent; // padded rows covered by the output
   int64_t phaseLength, rowLength;
+  /// Per phase, the padded indices [lo, hi) that hold input columns.
+  std::vector<int64_t> phaseLo, phaseHi;
+  /// With stride 1 everywhere the plane is one flat vector: output (od,
+  /// oh, ow) sits at flat index (od * extent[1] + oh) * rowLength + ow,
+  /// and tap t reads flat index + tapOffset[t] (see depthwiseFlat).
+  bool flat;
 
-  explicit PaddedPlaneShape(const Window &w) {
+  explicit PaddedPlane(const Window &w) {
     for (int d = 0; d < 3; ++d)
       extent[d] = (w.out[d] - 1) * w.stride[d] +
                   (w.kernel[d] - 1) * w.dilation[d] + 1;
     phaseLength = ceilDiv(extent[2], w.stride[2]);
     rowLength = phaseLength * w.stride[2];
+    for (int64_t phase = 0; phase < w.stride[2]; ++phase) {
+      // Padded column phase + stride * i reads input column
+      // phase + stride * i - padBegin.
+      int64_t lo, hi;
+      validRange(phaseLength, w.stride[2], phase - w.padBegin[2], w.in[2], lo,
+                 hi);
+      phaseLo.push_back(lo);
+      phaseHi.push_back(hi);
+    }
+    flat = w.stride == std::array<int64_t, 3>{1, 1, 1};
   }
-  int64_t size() const { return extent[0] * extent[1] * rowLength; }
+  /// Elements of the buffer: the plane, then room for the flat loop's
+  /// last taps, which run past the last row into zeros.
+  int64_t size() const {
+    return extent[0] * extent[1] * rowLength + rowLength;
+  }
+  /// Outputs the flat loop computes, the columns past out[2] included.
+  int64_t flatCount(const Window &w) const {
+    return ((w.out[0] - 1) * extent[1] + w.out[1]) * rowLength;
+  }
 };
 
 #if defined(__GNUC__)
@@ -167,8 +223,9 @@ struct PaddedPlaneShape {
 /// as the convolution's padding is.
 template <typename T>
 MNCC_ALWAYS_INLINE void padPlane(const T *in, const Window &w,
-                                 const PaddedPlaneShape &shape, T *padded) {
+                                 const PaddedPlane &shape, T *padded) {
   int64_t strideW = w.stride[2];
+  int64_t planeSize = shape.extent[0] * shape.extent[1] * shape.rowLength;
   for (int64_t pd = 0; pd < shape.extent[0]; ++pd)
     for (int64_t ph = 0; ph < shape.extent[1]; ++ph) {
       T *row = padded + (pd * shape.extent[1] + ph) * shape.rowLength;
@@ -180,36 +237,35 @@ MNCC_ALWAYS_INLINE void padPlane(const T *in, const Window &w,
       const T *src = in + (id * w.in[1] + ih) * w.in[2];
       for (int64_t phase = 0; phase < strideW; ++phase) {
         T *dst = row + phase * shape.phaseLength;
-        // Padded column phase + strideW * i reads input column
-        // phase + strideW * i - padBegin.
-        int64_t offset = phase - w.padBegin[2], lo, hi;
-        validRange(shape.phaseLength, strideW, offset, w.in[2], lo, hi);
+        int64_t lo = shape.phaseLo[phase], hi = shape.phaseHi[phase];
+        const T *from = src + phase - w.padBegin[2];
         std::fill(dst, dst + lo, T(0));
         if (strideW == 1)
-          std::copy(src + lo + offset, src + hi + offset, dst + lo);
+          std::copy(from + lo, from + hi, dst + lo);
+        else if (strideW == 2) // a constant stride vectorizes
+          for (int64_t i = lo; i < hi; ++i)
+            dst[i] = from[2 * i];
         else
           for (int64_t i = lo; i < hi; ++i)
-            dst[i] = src[i * strideW + offset];
+            dst[i] = from[i * strideW];
         std::fill(dst + hi, dst + shape.phaseLength, T(0));
       }
     }
+  std::fill(padded + planeSize, padded + shape.size(), T(0));
 }
 
-/// One output row: out[ow] = bias + the taps in (kd, kh, kw) order, one
-/// rounding per multiply and per add, then the fused clamp. The same
-/// source compiles for every instruction set without FMA contraction
-/// (-ffp-contract=off), so the bits do not depend on the CPU. `rows[t]`
-/// and `weights[t]` are tap t's phase-split source (already offset) and
-/// weight; the common 3 x 3 case has its tap count fixed at compile time
-/// so the whole sum stays in registers.
+/// out[i] = bias + the taps in (kd, kh, kw) order, one rounding per
+/// multiply and per add, for i in [0, count): tap t reads src[t][i]. The
+/// same source compiles for every instruction set without FMA contraction
+/// (-ffp-contract=off), so the bits do not depend on the CPU. The common
+/// 3 x 3 case has its tap count fixed at compile time so the whole sum
+/// stays in registers.
 template <int FixedTaps, typename T>
-MNCC_ALWAYS_INLINE void depthwiseRow(const T *const *rows, const T *weights,
-                                     int64_t taps, T bias, int64_t width,
-                                     const FusedActivation *clamp, T *out) {
-  int64_t count = FixedTaps > 0 ? FixedTaps : taps;
+MNCC_ALWAYS_INLINE void sumTaps(const T *const *rows, const T *weights,
+                                int64_t taps, T bias, int64_t count, T *out) {
   if constexpr (FixedTaps > 0) {
     // Locals and a restrict output let the compiler keep the taps in
-    // registers and vectorize over ow without alias checks.
+    // registers and vectorize without alias checks.
     const T *src[FixedTaps];
     T weight[FixedTaps];
     for (int t = 0; t < FixedTaps; ++t) {
@@ -217,50 +273,92 @@ MNCC_ALWAYS_INLINE void depthwiseRow(const T *const *rows, const T *weights,
       weight[t] = weights[t];
     }
     T *__restrict dst = out;
-    for (int64_t ow = 0; ow < width; ++ow) {
+    for (int64_t i = 0; i < count; ++i) {
       T acc = bias;
 #pragma GCC unroll 16
       for (int t = 0; t < FixedTaps; ++t)
-        acc += weight[t] * src[t][ow];
-      dst[ow] = acc;
+        acc += weight[t] * src[t][i];
+      dst[i] = acc;
     }
   } else {
-    std::fill(out, out + width, bias);
-    for (int64_t t = 0; t < count; ++t) {
+    std::fill(out, out + count, bias);
+    for (int64_t t = 0; t < taps; ++t) {
       const T *src = rows[t];
       T weight = weights[t];
-      for (int64_t ow = 0; ow < width; ++ow)
-        out[ow] += weight * src[ow];
-    }
-  }
-  if (clamp) {
-    T lo = T(clamp->lo), hi = T(clamp->hi);
-    for (int64_t ow = 0; ow < width; ++ow) {
-      T v = out[ow] < lo ? lo : out[ow];
-      out[ow] = v > hi ? hi : v;
+      for (int64_t i = 0; i < count; ++i)
+        out[i] += weight * src[i];
     }
   }
 }
 
-/// One channel of a depthwise convolution into `out`, through `padded`
-/// (PaddedPlaneShape(w).size() elements).
+template <typename T>
+MNCC_ALWAYS_INLINE void clampRange(T *out, int64_t count,
+                                   const FusedActivation *clamp) {
+  if (!clamp)
+    return;
+  T lo = T(clamp->lo), hi = T(clamp->hi);
+  for (int64_t i = 0; i < count; ++i) {
+    T v = out[i] < lo ? lo : out[i];
+    out[i] = v > hi ? hi : v;
+  }
+}
+
+/// Scratch of one depthwise worker: the padded plane and, for the flat
+/// loop, its output with the padding columns still in.
+template <typename T> struct DepthwiseScratch {
+  std::vector<T> padded, flatOut;
+};
+
+/// One channel of a depthwise convolution into `out`.
 template <typename T>
 MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
                                        const Window &w,
                                        const FusedActivation *clamp,
-                                       T *padded, T *out) {
-  PaddedPlaneShape shape(w);
+                                       DepthwiseScratch<T> &scratch, T *out) {
+  PaddedPlane shape(w);
+  scratch.padded.resize(shape.size());
+  T *padded = scratch.padded.data();
   padPlane(in, w, shape, padded);
   int64_t taps = w.kernelSize();
-  // Column offset of each kernel column inside the phase-split row.
+  bool threeByThree = taps == 9 && w.kernel[2] == 3;
+  std::vector<const T *> rows(taps);
+  if (shape.flat) {
+    // All strides 1: one loop over the whole plane, so small planes (7 x 7,
+    // 14 x 14) still fill whole vectors. It also computes the columns
+    // between out[2] and the padded row length, which are dropped.
+    int64_t t = 0;
+    for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+      for (int64_t kh = 0; kh < w.kernel[1]; ++kh)
+        for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
+          rows[t++] = padded +
+                      (kd * w.dilation[0] * shape.extent[1] +
+                       kh * w.dilation[1]) *
+                          shape.rowLength +
+                      kw * w.dilation[2];
+    int64_t count = shape.flatCount(w);
+    scratch.flatOut.resize(count);
+    T *flatOut = scratch.flatOut.data();
+    if (threeByThree)
+      sumTaps<9>(rows.data(), kernel, taps, bias, count, flatOut);
+    else
+      sumTaps<0>(rows.data(), kernel, taps, bias, count, flatOut);
+    for (int64_t od = 0; od < w.out[0]; ++od)
+      for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+        T *dst = out + (od * w.out[1] + oh) * w.out[2];
+        const T *src =
+            flatOut + (od * shape.extent[1] + oh) * shape.rowLength;
+        std::copy(src, src + w.out[2], dst);
+        clampRange(dst, w.out[2], clamp);
+      }
+    return;
+  }
+  // Strided: one output row at a time, each tap from its phase.
   std::vector<int64_t> columnOffset(w.kernel[2]);
   for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
     int64_t column = kw * w.dilation[2];
     columnOffset[kw] = (column % w.stride[2]) * shape.phaseLength +
                        column / w.stride[2];
   }
-  std::vector<const T *> rows(taps);
-  bool threeByThree = taps == 9 && w.kernel[2] == 3;
   for (int64_t od = 0; od < w.out[0]; ++od)
     for (int64_t oh = 0; oh < w.out[1]; ++oh) {
       int64_t t = 0;
@@ -268,26 +366,28 @@ MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
         for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
           int64_t pd = od * w.stride[0] + kd * w.dilation[0];
           int64_t ph = oh * w.stride[1] + kh * w.dilation[1];
-          const T *row = padded + (pd * shape.extent[1] + ph) * shape.rowLength;
+          const T *row =
+              padded + (pd * shape.extent[1] + ph) * shape.rowLength;
           for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
             rows[t++] = row + columnOffset[kw];
         }
       T *dst = out + (od * w.out[1] + oh) * w.out[2];
       if (threeByThree)
-        depthwiseRow<9>(rows.data(), kernel, taps, bias, w.out[2], clamp, dst);
+        sumTaps<9>(rows.data(), kernel, taps, bias, w.out[2], dst);
       else
-        depthwiseRow<0>(rows.data(), kernel, taps, bias, w.out[2], clamp, dst);
+        sumTaps<0>(rows.data(), kernel, taps, bias, w.out[2], dst);
+      clampRange(dst, w.out[2], clamp);
     }
 }
 
 using DepthwisePlaneFn = void (*)(const float *, const float *, float,
                                   const Window &, const FusedActivation *,
-                                  float *, float *);
+                                  DepthwiseScratch<float> &, float *);
 
 void depthwisePlanePortable(const float *in, const float *kernel, float bias,
                             const Window &w, const FusedActivation *clamp,
-                            float *padded, float *out) {
-  depthwisePlane(in, kernel, bias, w, clamp, padded, out);
+                            DepthwiseScratch<float> &scratch, float *out) {
+  depthwisePlane(in, kernel, bias, w, clamp, scratch, out);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -297,14 +397,14 @@ void depthwisePlanePortable(const float *in, const float *kernel, float bias,
 __attribute__((target("avx2"))) void
 depthwisePlaneAvx2(const float *in, const float *kernel, float bias,
                    const Window &w, const FusedActivation *clamp,
-                   float *padded, float *out) {
-  depthwisePlane(in, kernel, bias, w, clamp, padded, out);
+                   DepthwiseScratch<float> &scratch, float *out) {
+  depthwisePlane(in, kernel, bias, w, clamp, scratch, out);
 }
 __attribute__((target("avx512f"))) void
 depthwisePlaneAvx512(const float *in, const float *kernel, float bias,
                      const Window &w, const FusedActivation *clamp,
-                     float *padded, float *out) {
-  depthwisePlane(in, kernel, bias, w, clamp, padded, out);
+                     DepthwiseScratch<float> &scratch, float *out) {
+  depthwisePlane(in, kernel, bias, w, clamp, scratch, out);
 }
 #endif
 
@@ -327,12 +427,11 @@ void depthwiseConv(const T *xData, const T *wData, const T *bData,
                    int64_t planes, int64_t channels, const Window &w,
                    const FusedActivation *clamp, T *outData) {
   int64_t kSize = w.kernelSize();
-  int64_t paddedSize = PaddedPlaneShape(w).size();
   // About 16K outputs per chunk: enough work to amortize the dispatch.
   int64_t grain =
       std::max<int64_t>(1, 16384 / std::max<int64_t>(1, w.outSize()));
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
-    std::vector<T> padded(paddedSize);
+    DepthwiseScratch<T> scratch;
     for (int64_t plane = begin; plane < end; ++plane) {
       int64_t c = plane % channels;
       const T *in = xData + plane * w.inSize();
@@ -340,10 +439,9 @@ void depthwiseConv(const T *xData, const T *wData, const T *bData,
       T bias = bData ? bData[c] : T(0);
       if constexpr (std::is_same_v<T, float>) {
         static const DepthwisePlaneFn run = bestDepthwisePlane();
-        run(in, wData + c * kSize, bias, w, clamp, padded.data(), out);
+        run(in, wData + c * kSize, bias, w, clamp, scratch, out);
       } else {
-        depthwisePlane(in, wData + c * kSize, bias, w, clamp, padded.data(),
-                       out);
+        depthwisePlane(in, wData + c * kSize, bias, w, clamp, scratch, out);
       }
     }
   });
@@ -425,9 +523,17 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
         if (direct) {
           ops.b = in;
           ops.ldb = cols;
-        } else {
+        } else if (cols >= mPerGroup) {
           packer = convInputPacker(in, w);
           ops.packB = &packer;
+        } else {
+          // Fewer output positions than channels: the GEMM splits the
+          // channels over threads and each block packs all of op(B), so
+          // unfold it once (im2col) and let the blocks copy it.
+          T *buffer = col.get(rows * cols);
+          im2col(in, cPerGroup, w, buffer, parallel);
+          ops.b = buffer;
+          ops.ldb = cols;
         }
         linalg::gemm(mPerGroup, cols, rows, 1.0f, ops, 0.0f,
                      outData + n * outChannels * cols, cols, parallel,
