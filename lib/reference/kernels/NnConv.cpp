@@ -170,89 +170,11 @@ void col2im(const T *col, int64_t channels, const Window &w, T *out) {
   });
 }
 
-/// A depthwise channel plane copied into a zero-padded buffer, so that the
-/// taps need no bounds checks, with each row split by column phase (column
-/// c of the padded row goes to phase c % strideW, index c / strideW): the
-/// taps of a strided convolution then read consecutive elements too, and
-/// every inner loop is a plain unit-stride loop the compiler vectorizes.
-struct PaddedPlane {
-  std::array<int64_t, 3> extent; // padded rows covered by the output
-  int64_t phaseLength, rowLength;
-  /// Per phase, the padded indices [lo, hi) that hold input columns.
-  std::vector<int64_t> phaseLo, phaseHi;
-  /// With stride 1 everywhere the plane is one flat vector: output (od,
-  /// oh, ow) sits at flat index (od * extent[1] + oh) * rowLength + ow,
-  /// and tap t reads flat index + tapOffset[t] (see depthwiseFlat).
-  bool flat;
-
-  explicit PaddedPlane(const Window &w) {
-    for (int d = 0; d < 3; ++d)
-      extent[d] = (w.out[d] - 1) * w.stride[d] +
-                  (w.kernel[d] - 1) * w.dilation[d] + 1;
-    phaseLength = ceilDiv(extent[2], w.stride[2]);
-    rowLength = phaseLength * w.stride[2];
-    for (int64_t phase = 0; phase < w.stride[2]; ++phase) {
-      // Padded column phase + stride * i reads input column
-      // phase + stride * i - padBegin.
-      int64_t lo, hi;
-      validRange(phaseLength, w.stride[2], phase - w.padBegin[2], w.in[2], lo,
-                 hi);
-      phaseLo.push_back(lo);
-      phaseHi.push_back(hi);
-    }
-    flat = w.stride == std::array<int64_t, 3>{1, 1, 1};
-  }
-  /// Elements of the buffer: the plane, then room for the flat loop's
-  /// last taps, which run past the last row into zeros.
-  int64_t size() const {
-    return extent[0] * extent[1] * rowLength + rowLength;
-  }
-  /// Outputs the flat loop computes, the columns past out[2] included.
-  int64_t flatCount(const Window &w) const {
-    return ((w.out[0] - 1) * extent[1] + w.out[1]) * rowLength;
-  }
-};
-
 #if defined(__GNUC__)
 #define MNCC_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define MNCC_ALWAYS_INLINE inline
 #endif
-
-/// Fills `padded` from one input plane; positions outside the input are 0,
-/// as the convolution's padding is.
-template <typename T>
-MNCC_ALWAYS_INLINE void padPlane(const T *in, const Window &w,
-                                 const PaddedPlane &shape, T *padded) {
-  int64_t strideW = w.stride[2];
-  int64_t planeSize = shape.extent[0] * shape.extent[1] * shape.rowLength;
-  for (int64_t pd = 0; pd < shape.extent[0]; ++pd)
-    for (int64_t ph = 0; ph < shape.extent[1]; ++ph) {
-      T *row = padded + (pd * shape.extent[1] + ph) * shape.rowLength;
-      int64_t id = pd - w.padBegin[0], ih = ph - w.padBegin[1];
-      if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-        std::fill(row, row + shape.rowLength, T(0));
-        continue;
-      }
-      const T *src = in + (id * w.in[1] + ih) * w.in[2];
-      for (int64_t phase = 0; phase < strideW; ++phase) {
-        T *dst = row + phase * shape.phaseLength;
-        int64_t lo = shape.phaseLo[phase], hi = shape.phaseHi[phase];
-        const T *from = src + phase - w.padBegin[2];
-        std::fill(dst, dst + lo, T(0));
-        if (strideW == 1)
-          std::copy(from + lo, from + hi, dst + lo);
-        else if (strideW == 2) // a constant stride vectorizes
-          for (int64_t i = lo; i < hi; ++i)
-            dst[i] = from[2 * i];
-        else
-          for (int64_t i = lo; i < hi; ++i)
-            dst[i] = from[i * strideW];
-        std::fill(dst + hi, dst + shape.phaseLength, T(0));
-      }
-    }
-  std::fill(padded + planeSize, padded + shape.size(), T(0));
-}
 
 /// out[i] = bias + the taps in (kd, kh, kw) order, one rounding per
 /// multiply and per add, for i in [0, count): tap t reads src[t][i]. The
@@ -318,7 +240,7 @@ MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
   PaddedPlane shape(w);
   scratch.padded.resize(shape.size());
   T *padded = scratch.padded.data();
-  padPlane(in, w, shape, padded);
+  padPlane(in, w, shape, T(0), padded);
   int64_t taps = w.kernelSize();
   bool threeByThree = taps == 9 && w.kernel[2] == 3;
   std::vector<const T *> rows(taps);

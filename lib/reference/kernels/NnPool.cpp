@@ -143,6 +143,48 @@ template <typename T> T maxWithNaN(T best, T value) {
   return value > best || value != value ? value : best;
 }
 
+/// MaxPool without Indices: each plane padded with `lowest` (which no
+/// value loses to, so the padding changes nothing) and split by column
+/// phase, then every output row combines its taps in forEachWindow's
+/// (d, h, w) order with unit-stride loops, as rowPool does for the others.
+template <typename T, typename Combine>
+void paddedMaxPool(const Window &w, int64_t planes, const T *in, T *out,
+                   T lowest, Combine combine) {
+  PaddedPlane shape(w);
+  std::vector<int64_t> columnOffset(w.kernel[2]);
+  for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+    int64_t column = kw * w.dilation[2];
+    columnOffset[kw] =
+        (column % w.stride[2]) * shape.phaseLength + column / w.stride[2];
+  }
+  int64_t work = std::max<int64_t>(1, w.outSize() * w.kernelSize());
+  int64_t grain = std::max<int64_t>(1, 16384 / work);
+  linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
+    std::vector<T> padded(shape.size());
+    for (int64_t plane = begin; plane < end; ++plane) {
+      padPlane(in + plane * w.inSize(), w, shape, lowest, padded.data());
+      for (int64_t od = 0; od < w.out[0]; ++od)
+        for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+          T *__restrict row =
+              out + plane * w.outSize() + (od * w.out[1] + oh) * w.out[2];
+          std::fill(row, row + w.out[2], lowest);
+          for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+            for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+              int64_t pd = od * w.stride[0] + kd * w.dilation[0];
+              int64_t ph = oh * w.stride[1] + kh * w.dilation[1];
+              const T *line =
+                  padded.data() + (pd * shape.extent[1] + ph) * shape.rowLength;
+              for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+                const T *src = line + columnOffset[kw];
+                for (int64_t ow = 0; ow < w.out[2]; ++ow)
+                  row[ow] = combine(row[ow], src[ow]);
+              }
+            }
+        }
+    }
+  });
+}
+
 bool isFloatOr8Bit(DType dtype) {
   return isFloatType(dtype) || dtype == DType::Int8 || dtype == DType::UInt8;
 }
@@ -183,8 +225,6 @@ void maxPool(const Tensor &x, const Window &w, int64_t storageOrder,
   if constexpr (std::numeric_limits<T>::has_infinity)
     lowest = -std::numeric_limits<T>::infinity();
   if (!indexData) {
-    auto noFinish = [](T *, const Taps::Span &, const Taps::Span &,
-                       const std::vector<Taps::Span> &) {};
     // Without NaNs a plain (branch-free) max gives the same result.
     // The scan reads the whole input, so it is split over the threads; the
     // chunks only set a flag, so the split cannot change the result.
@@ -198,14 +238,13 @@ void maxPool(const Tensor &x, const Window &w, int64_t storageOrder,
                             hasNaN.store(true, std::memory_order_relaxed);
                         });
     if (hasNaN)
-      rowPool(
-          w, planes, in, outData, lowest,
-          [](T best, T value) { return maxWithNaN(best, value); }, noFinish);
+      paddedMaxPool(w, planes, in, outData, lowest, [](T best, T value) {
+        return maxWithNaN(best, value);
+      });
     else
-      rowPool(
-          w, planes, in, outData, lowest,
-          [](T best, T value) { return value > best ? value : best; },
-          noFinish);
+      paddedMaxPool(w, planes, in, outData, lowest, [](T best, T value) {
+        return value > best ? value : best;
+      });
     return;
   }
   forEachWindow(w, planes, [&](int64_t plane, int64_t o, auto &&taps, int64_t) {
