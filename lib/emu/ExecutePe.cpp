@@ -24,6 +24,15 @@ namespace {
 
 unsigned widthWords(Width width) { return unsigned(width); }
 
+/// Whether every PE accesses the same word address: then an access is whole
+/// rows of the structure-of-arrays memory, which plain loops vectorise.
+bool sameForAllPes(const uint32_t *addresses) {
+  uint32_t differs = 0;
+  for (unsigned pe = 0; pe < NumPes; ++pe)
+    differs |= addresses[pe] ^ addresses[0];
+  return differs == 0;
+}
+
 bool isAlu(Opcode op) { return op >= Opcode::Zero && op < Opcode::VFma; }
 bool isMauVector(Opcode op) {
   return op >= Opcode::VFma && op <= Opcode::VPassa;
@@ -127,6 +136,28 @@ template <typename F> struct FloatAlu {
     if (next >= int64_t(F::MaxExp))
       return F::pack(F::sign(bits), F::MaxExp, 0);
     return F::pack(F::sign(bits), uint32_t(next), F::mantissa(bits));
+  }
+  /// rsqrt: 1 / sqrt(|x|) (the sign is not used, manual 3.6.9), rounded
+  /// once into F from a 64-bit significand. The hardware's approximation
+  /// (about 5 bits) is not public, so this is not bit-exact
+  /// (docs/target/mncore2.md decision S31). A zero gives +infinity, an
+  /// infinity +0.
+  static uint64_t rsqrtOf(uint64_t x) {
+    ExactValue v = decode<F>(S(x));
+    ExactValue r;
+    if (v.Infinite)
+      return 0;
+    if (v.isZero()) {
+      r.Infinite = true;
+      return roundToFormat<F>(r);
+    }
+    long double magnitude =
+        std::ldexp(static_cast<long double>(uint64_t(v.Magnitude)), v.Scale);
+    int exp = 0;
+    long double fraction = std::frexp(1.0L / std::sqrt(magnitude), &exp);
+    r.Magnitude = UInt128(uint64_t(std::ldexp(fraction, 64)));
+    r.Scale = exp - 64;
+    return roundToFormat<F>(r);
   }
   /// floor towards -infinity; zero and infinity pass unchanged, a zero
   /// result is +0 (manual 3.6.9, floor).
@@ -351,10 +382,28 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
   case Space::LM1:
   case Space::GRF0:
   case Space::GRF1: {
-    static thread_local uint32_t addresses[NumPes];
+    // On the stack: a thread_local array in a shared library costs a
+    // __tls_get_addr call per access in these per-PE loops.
+    uint32_t addresses[NumPes];
     computeWordAddresses(op, cycle, addresses);
     const uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
+    if (sameForAllPes(addresses)) {
+      // Rows a .. a + width - 1 of the memory, word 0 most significant.
+      const uint32_t *row = mem + size_t(addresses[0]) * NumPes;
+      for (unsigned pe = 0; pe < NumPes; ++pe) {
+        uint64_t high = uint64_t(row[pe]) << 32;
+        out.High[pe] = width > 1 ? high | row[NumPes + pe] : high;
+      }
+      if (width > 2) {
+        for (unsigned pe = 0; pe < NumPes; ++pe)
+          out.Low[pe] =
+              uint64_t(row[2 * NumPes + pe]) << 32 | row[3 * NumPes + pe];
+      } else {
+        std::memset(out.Low, 0, sizeof out.Low);
+      }
+      return;
+    }
     for (unsigned pe = 0; pe < NumPes; ++pe) {
       size_t a = addresses[pe];
       uint32_t w[4] = {0, 0, 0, 0};
@@ -456,7 +505,7 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
       mask.DoubleLong = DefaultMask.DoubleLong;
     }
   }
-  static thread_local uint8_t maskBits[NumPes];
+  uint8_t maskBits[NumPes]; // on the stack, see readOperand
   if (mask.MaskKind == MaskSpec::Default)
     std::memset(maskBits, 0xf, NumPes);
   else
@@ -497,10 +546,28 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
   case Space::LM1:
   case Space::GRF0:
   case Space::GRF1: {
-    static thread_local uint32_t addresses[NumPes];
+    // On the stack: a thread_local array in a shared library costs a
+    // __tls_get_addr call per access in these per-PE loops.
+    uint32_t addresses[NumPes];
     computeWordAddresses(op, cycle, addresses);
     uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
+    if (mask.MaskKind == MaskSpec::Default && sameForAllPes(addresses)) {
+      // Unmasked, one address: store whole rows, word 0 most significant.
+      uint32_t *row = mem + size_t(addresses[0]) * NumPes;
+      for (unsigned pe = 0; pe < NumPes; ++pe)
+        row[pe] = uint32_t(value.High[pe] >> 32);
+      if (width > 1)
+        for (unsigned pe = 0; pe < NumPes; ++pe)
+          row[NumPes + pe] = uint32_t(value.High[pe]);
+      if (width > 2) {
+        for (unsigned pe = 0; pe < NumPes; ++pe) {
+          row[2 * NumPes + pe] = uint32_t(value.Low[pe] >> 32);
+          row[3 * NumPes + pe] = uint32_t(value.Low[pe]);
+        }
+      }
+      return;
+    }
     for (unsigned pe = 0; pe < NumPes; ++pe) {
       uint64_t mh, ml;
       expandMask(maskBits[pe], mask.DoubleLong, mh, ml);
@@ -820,6 +887,31 @@ void Machine::executeAlu(const Expression &expr,
                 });
     return;
   }
+  case Opcode::Rsqrt:
+    // The flag is x's sign bit inverted (manual 3.6.9).
+    forEachLane(bits, *x, nullptr, out, flags,
+                [=](uint64_t a, uint64_t, bool &f) -> uint64_t {
+                  f = (a >> (bits - 1) & 1) == 0;
+                  switch (bits) {
+                  case 64:
+                    return FloatAlu<Double>::rsqrtOf(a);
+                  case 32:
+                    return FloatAlu<Single>::rsqrtOf(a);
+                  default:
+                    return FloatAlu<Half>::rsqrtOf(a);
+                  }
+                });
+    return;
+  case Opcode::Packbit:
+    // Shifts x left by one and brings in the sign (most significant) bit
+    // of y; the flag is that bit inverted (manual 3.6.9, decision S26).
+    forEachLane(bits, *x, y, out, flags,
+                [=](uint64_t a, uint64_t b, bool &f) -> uint64_t {
+                  uint64_t sign = b >> (bits - 1) & 1;
+                  f = sign == 0;
+                  return (a << 1 | sign) & mask;
+                });
+    return;
   case Opcode::Bfe:
     forEachLane(16, *x, nullptr, out, flags,
                 [](uint64_t a, uint64_t, bool &f) -> uint64_t {
@@ -878,6 +970,8 @@ bool writesUpper(const Expression &expr) {
   case Opcode::L2bmAt:
   case Opcode::L2bmR:
   case Opcode::L2bmD:
+  case Opcode::L2bmB2:
+  case Opcode::L2bmR2:
     return true;
   case Opcode::L1bmD:
     return expr.ToUpper;
@@ -934,7 +1028,8 @@ void Machine::executeStep(const Statement &stmt) {
       WideLanes &result = p.Result[cycle];
       uint8_t *flags = &p.Flags[cycle * NumPes];
       if (expr.Op == Opcode::L2bmB || expr.Op == Opcode::L2bmAt ||
-          expr.Op == Opcode::L2bmR || expr.Op == Opcode::L2bmD)
+          expr.Op == Opcode::L2bmR || expr.Op == Opcode::L2bmD ||
+          expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2)
         break; // upper memory to upper memory: all done at commit
       if (upper) {
         // PE -> L1BM / matrix register: capture the PE operand.
@@ -975,6 +1070,7 @@ void Machine::executeStep(const Statement &stmt) {
   }
   // Writes after all reads: every expression of the step saw the state
   // from before the step.
+  TurnaroundUpdates = forward; // manual 3.6.5: noforward keeps $lbi too
   for (const Pending &p : pending) {
     if (writesUpper(*p.Expr)) {
       commitTransfer(*p.Expr, p.Result.get());

@@ -154,8 +154,26 @@ uint64_t reduceLongs(const uint64_t *values, unsigned n, RrnOp op,
 
 } // namespace
 
+/// Long words of one turnaround register: the largest layout offset of a
+/// step (l1bmd double long: 4 cycles of 2 groups of 64).
+constexpr uint64_t TurnaroundLongWords = 512;
+
+uint64_t &Machine::turnaroundWord(unsigned l1b, uint64_t offset) {
+  if (!Turnaround)
+    Turnaround.reset(new uint64_t[NumL1bs * TurnaroundLongWords]());
+  return Turnaround[l1b * TurnaroundLongWords + offset % TurnaroundLongWords];
+}
+
 uint64_t &Machine::matrixWord(Space space, unsigned mab, unsigned row,
                               unsigned column) {
+  size_t plane = space == Space::MatY ? 1 : 0;
+  // The caller may write the word: the decoded copy is stale.
+  DecodedMatrices[plane * NumMabs + mab % NumMabs].Valid = false;
+  return Matrices[((plane * NumMabs + mab) * 16 + row % 16) * 4 + column % 4];
+}
+
+uint64_t Machine::matrixWordValue(Space space, unsigned mab, unsigned row,
+                                  unsigned column) const {
   size_t plane = space == Space::MatY ? 1 : 0;
   return Matrices[((plane * NumMabs + mab) * 16 + row % 16) * 4 + column % 4];
 }
@@ -169,8 +187,7 @@ uint64_t Machine::matrixElementAt(Space space, unsigned mab, unsigned row,
   // A row is 256 bits: four long words, elements from the most significant
   // end of long word 0.
   unsigned offset = column * bits % 256;
-  uint64_t word =
-      const_cast<Machine *>(this)->matrixWord(space, mab, row, offset / 64);
+  uint64_t word = matrixWordValue(space, mab, row, offset / 64);
   return bits == 64
              ? word
              : word >> (64 - offset % 64 - bits) & ((uint64_t(1) << bits) - 1);
@@ -186,6 +203,24 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
   case Opcode::L1bmD: {
     const Operand &src = expr.Sources[0];
     unsigned longs = longsOf(src);
+    if (src.Turnaround) {
+      // $lbi: the previous PE -> L1BM transfer's step, in its layout
+      // (decision S30).
+      Machine *self = const_cast<Machine *>(this);
+      for (unsigned pe = 0; pe < NumPes; ++pe) {
+        unsigned l1b = pe / PesPerL1b;
+        unsigned mab = pe / PesPerMab % MabsPerL1b;
+        unsigned subpe = pe % PesPerMab;
+        out.High[pe] = self->turnaroundWord(
+            l1b, l1bmOffset(expr.Op, longs, cycle, 0, mab, subpe));
+        out.Low[pe] =
+            longs == 2
+                ? self->turnaroundWord(
+                      l1b, l1bmOffset(expr.Op, longs, cycle, 1, mab, subpe))
+                : 0;
+      }
+      return;
+    }
     for (unsigned pe = 0; pe < NumPes; ++pe) {
       unsigned l1b = pe / PesPerL1b;
       unsigned mab = pe / PesPerMab % MabsPerL1b;
@@ -256,49 +291,73 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
         }
         continue;
       }
-      bool isHalf = expr.Prec == Precision::H;
-      unsigned n = isHalf ? 16 : 8;
-      unsigned inBits = isHalf ? 16 : 32;
-      uint16_t halfVector[16], halfRow[16];
-      uint32_t singleVector[8], singleRow[8];
-      for (unsigned j = 0; j < n; ++j) {
-        unsigned perPe = 64 / inBits;
-        uint64_t word = b.High[pe0 + j / perPe];
-        uint64_t element = word >> (64 - inBits * (j % perPe + 1)) &
-                           ((uint64_t(1) << inBits) - 1);
-        if (isHalf)
-          halfVector[j] = uint16_t(element);
-        else
-          singleVector[j] = uint32_t(element);
-      }
-      for (unsigned p = 0; p < 4; ++p) {
-        out.High[pe0 + p] = 0;
-        out.Low[pe0 + p] = 0;
-      }
-      for (unsigned i = 0; i < n; ++i) {
-        // Output element i: PE i / (n / 4), single number i % (n / 4) of
-        // its 64 (pseudo-single) or 128 (half) bits.
-        unsigned perPe = n / 4;
-        unsigned pe = pe0 + i / perPe, slot = i % perPe;
-        uint32_t addend = 0;
-        if (c)
-          addend = uint32_t(slot < 2 ? c->High[pe] >> (32 - 32 * slot)
-                                     : c->Low[pe] >> (32 - 32 * (slot - 2)));
-        uint32_t y;
-        if (isHalf) {
-          for (unsigned j = 0; j < n; ++j)
-            halfRow[j] = uint16_t(matrixElementAt(matrix.Where, mab, i, j, 16));
-          y = mauMatVecHalf(halfRow, halfVector, 16, addend);
-        } else {
-          for (unsigned j = 0; j < n; ++j)
-            singleRow[j] =
-                uint32_t(matrixElementAt(matrix.Where, mab, i, j, 32));
-          y = mauMatVecPseudoSingle(singleRow, singleVector, 8, addend);
+      if (expr.Prec == Precision::F) {
+        // fm(fma|mul): the 8 x 8 single register's even columns times the
+        // single block float of the PEs' most significant singles, 8 x 4
+        // (manual 3.6.6, 1.4); output i goes to PE i / 2, single i % 2 of
+        // its long word, like gm* (decision S29).
+        uint32_t vector[4], row[4];
+        for (unsigned k = 0; k < 4; ++k)
+          vector[k] = uint32_t(b.High[pe0 + k] >> 32);
+        for (unsigned p = 0; p < 4; ++p) {
+          out.High[pe0 + p] = 0;
+          out.Low[pe0 + p] = 0;
         }
-        if (slot < 2)
-          out.High[pe] |= uint64_t(y) << (32 - 32 * slot);
-        else
-          out.Low[pe] |= uint64_t(y) << (32 - 32 * (slot - 2));
+        for (unsigned i = 0; i < 8; ++i) {
+          unsigned pe = pe0 + i / 2, slot = i % 2;
+          uint32_t addend = c ? uint32_t(c->High[pe] >> (32 - 32 * slot)) : 0;
+          for (unsigned k = 0; k < 4; ++k)
+            row[k] = uint32_t(matrixElementAt(matrix.Where, mab, i, 2 * k, 32));
+          out.High[pe] |= uint64_t(mauMatVecSingle(row, vector, 4, addend))
+                          << (32 - 32 * slot);
+        }
+        continue;
+      }
+      // The register is decoded once per contents (decodedMatrix), the
+      // vector once per cycle; the products then run over integers.
+      const DecodedMatrix &decoded =
+          decodedMatrix(matrix.Where, mab, expr.Prec);
+      uint32_t addends[16] = {}, results[16];
+      if (expr.Prec == Precision::H) {
+        // PE k supplies halves 4k..4k+3 of b, most significant first, and
+        // receives the four singles 4k..4k+3 of y and c (High then Low).
+        if (c) {
+          for (unsigned k = 0; k < 4; ++k) {
+            addends[4 * k] = uint32_t(c->High[pe0 + k] >> 32);
+            addends[4 * k + 1] = uint32_t(c->High[pe0 + k]);
+            addends[4 * k + 2] = uint32_t(c->Low[pe0 + k] >> 32);
+            addends[4 * k + 3] = uint32_t(c->Low[pe0 + k]);
+          }
+        }
+        DecodedHalfBlock vector;
+        decodeHalfBlockOfLongWords(&b.High[pe0], vector);
+        mauMatVecHalfMatrix(decoded.Half, vector, addends, results);
+        for (unsigned k = 0; k < 4; ++k) {
+          out.High[pe0 + k] =
+              uint64_t(results[4 * k]) << 32 | results[4 * k + 1];
+          out.Low[pe0 + k] =
+              uint64_t(results[4 * k + 2]) << 32 | results[4 * k + 3];
+        }
+        continue;
+      }
+      // Pseudo-single: PE k supplies singles 2k, 2k + 1 of b and receives
+      // those of y and c in its most significant long word.
+      uint32_t singleVector[8];
+      for (unsigned k = 0; k < 4; ++k) {
+        singleVector[2 * k] = uint32_t(b.High[pe0 + k] >> 32);
+        singleVector[2 * k + 1] = uint32_t(b.High[pe0 + k]);
+        if (c) {
+          addends[2 * k] = uint32_t(c->High[pe0 + k] >> 32);
+          addends[2 * k + 1] = uint32_t(c->High[pe0 + k]);
+        }
+      }
+      DecodedPseudoSingleBlock vector;
+      decodePseudoSingleBlock(singleVector, vector);
+      mauMatVecPseudoSingleRows(decoded.PseudoSingleRows, 8, vector, addends,
+                                results);
+      for (unsigned k = 0; k < 4; ++k) {
+        out.High[pe0 + k] = uint64_t(results[2 * k]) << 32 | results[2 * k + 1];
+        out.Low[pe0 + k] = 0;
       }
     }
     return;
@@ -318,6 +377,9 @@ void Machine::commitTransfer(const Expression &expr,
   case Opcode::L1bmD: {
     const Operand &dst = expr.Destinations[0];
     unsigned longs = longsOf(dst);
+    // A noforward step leaves the turnaround register as it is.
+    if (dst.Turnaround && !TurnaroundUpdates)
+      return;
     for (unsigned cycle = 0; cycle < 4; ++cycle) {
       const WideLanes &v = perCycle[cycle];
       for (unsigned l1b = 0; l1b < NumL1bs; ++l1b) {
@@ -356,7 +418,10 @@ void Machine::commitTransfer(const Expression &expr,
               } else {
                 value = word(mab);
               }
-              writeUpper(Space::L1BM, l1b, address, value);
+              if (dst.Turnaround)
+                turnaroundWord(l1b, address) = value;
+              else
+                writeUpper(Space::L1BM, l1b, address, value);
             }
           }
         }
@@ -423,6 +488,38 @@ void Machine::commitTransfer(const Expression &expr,
       }
     return;
   }
+  case Opcode::L2bmB2:
+  case Opcode::L2bmR2: {
+    // Pairs of L1Bs: per cycle the L2BM side moves 64 long words and each
+    // L1BM 16 (manual 3.6.7 table), so L1Bs 2p and 2p + 1 share
+    // L2BM[addr + 64c + 16p + i] and L1BM[addr + 16c + i]: l2bmb2 copies
+    // it to both, l2bmr2 reduces the two into it (decision S27).
+    const Operand &src = expr.Sources[0];
+    const Operand &dst = expr.Destinations[0];
+    bool reduce = expr.Op == Opcode::L2bmR2;
+    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b)
+      for (unsigned pair = 0; pair < L1bsPerL2b / 2; ++pair)
+        for (unsigned cycle = 0; cycle < 4; ++cycle)
+          for (unsigned i = 0; i < 16; ++i) {
+            uint64_t wide = 64 * cycle + 16 * pair + i, narrow = 16 * cycle + i;
+            unsigned l1b0 = l2b * L1bsPerL2b + 2 * pair;
+            if (reduce) {
+              uint64_t values[2] = {
+                  readUpper(Space::L1BM, l1b0, src.Address[0] + narrow),
+                  readUpper(Space::L1BM, l1b0 + 1, src.Address[0] + narrow)};
+              writeUpper(
+                  Space::L2BM, l2b, dst.Address[0] + wide,
+                  reduceLongs(values, 2, expr.Reduction, expr.Prec, false));
+              continue;
+            }
+            uint64_t value = readUpper(Space::L2BM, l2b, src.Address[0] + wide);
+            for (unsigned k = 0; k < 2; ++k)
+              if (expr.Target < 0 || 2 * pair + k == unsigned(expr.Target))
+                writeUpper(Space::L1BM, l1b0 + k, dst.Address[0] + narrow,
+                           value);
+          }
+    return;
+  }
   case Opcode::L2bmB:
   case Opcode::L2bmAt: {
     // 16 long words per cycle, 64 per instruction (manual 3.6.7).
@@ -451,6 +548,25 @@ void Machine::commitTransfer(const Expression &expr,
 }
 
 void Machine::executeMv(const MvTransfer &mv) {
+  if (mv.TransferKind == MvTransfer::Reduce2) {
+    // mvr2: the two L2BMs of each group (of the named one) reduced into
+    // that group's PDM or DRAM (decision S28).
+    for (unsigned group = 0; group < NumGroups; ++group) {
+      if (mv.FromGroup >= 0 && group != unsigned(mv.FromGroup))
+        continue;
+      unsigned to = mv.ToGroup >= 0 ? unsigned(mv.ToGroup) : group;
+      for (uint32_t i = 0; i < mv.Size; ++i) {
+        uint64_t values[L2bsPerGroup];
+        for (unsigned k = 0; k < L2bsPerGroup; ++k)
+          values[k] = readUpper(Space::L2BM, group * L2bsPerGroup + k,
+                                mv.FromAddress + i);
+        writeUpper(
+            mv.To, to, mv.ToAddress + i,
+            reduceLongs(values, L2bsPerGroup, mv.Reduction, mv.Prec, false));
+      }
+    }
+    return;
+  }
   if (mv.TransferKind == MvTransfer::Reduce) {
     // mvr: the same address of the eight L2BMs reduced, written to the
     // named group or, without one, to every group (decision S20).

@@ -30,6 +30,7 @@ template <typename T> ZeroedArray<T>::~ZeroedArray() { std::free(Data); }
 template class ZeroedArray<uint16_t>;
 template class ZeroedArray<uint32_t>;
 template class ZeroedArray<uint64_t>;
+template class ZeroedArray<Machine::DecodedMatrix>;
 
 namespace {
 constexpr unsigned DramPageBits = 16; // 64 Ki long words per page
@@ -45,12 +46,37 @@ Machine::Machine()
       MreadForward(new WideLanes[4]()), L1bm(size_t(L1bmLongWords) * NumL1bs),
       L2bm(size_t(L2bmLongWords) * NumL2bs),
       Pdm(size_t(PdmLongWords) * NumGroups),
-      Matrices(size_t(2) * NumMabs * 16 * 4) {
+      Matrices(size_t(2) * NumMabs * 16 * 4),
+      DecodedMatrices(size_t(2) * NumMabs) {
   DefaultMask.Entry = 0;
   DefaultMask.Targets = MaskAll;
 }
 
 Machine::~Machine() = default;
+
+const Machine::DecodedMatrix &Machine::decodedMatrix(Space space, unsigned mab,
+                                                     Precision prec) const {
+  size_t plane = space == Space::MatY ? 1 : 0;
+  size_t index = plane * NumMabs + mab % NumMabs;
+  DecodedMatrix &decoded = DecodedMatrices[index];
+  if (decoded.Valid && decoded.Prec == prec)
+    return decoded;
+  const uint64_t *words = &Matrices[index * 16 * 4];
+  decoded.Prec = prec;
+  decoded.Valid = true;
+  // A row is four long words, elements from the most significant end.
+  if (prec == Precision::H) {
+    decodeHalfMatrix(words, decoded.Half);
+  } else {
+    for (unsigned row = 0; row < 8; ++row) {
+      uint32_t elements[PseudoSingleBlockSize];
+      for (unsigned j = 0; j < PseudoSingleBlockSize; ++j)
+        elements[j] = uint32_t(words[row * 4 + j / 2] >> (32 - 32 * (j % 2)));
+      decodePseudoSingleBlock(elements, decoded.PseudoSingleRows[row]);
+    }
+  }
+  return decoded;
+}
 
 uint32_t *Machine::words(Space space) {
   return const_cast<uint32_t *>(
@@ -169,6 +195,150 @@ void Machine::writeUpper(Space space, unsigned index, uint64_t address,
     return;
   default:
     return;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Bulk access
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Instances of PE memories are PEs; in the structure-of-arrays layout a
+/// long word k of every PE is two rows, words 2k and 2k + 1.
+bool isPeMemory(Space space) {
+  return space == Space::LM0 || space == Space::LM1 || space == Space::GRF0 ||
+         space == Space::GRF1;
+}
+
+unsigned instancesOf(Space space) {
+  switch (space) {
+  case Space::L1BM:
+    return NumL1bs;
+  case Space::L2BM:
+    return NumL2bs;
+  case Space::PDM:
+  case Space::DRAM:
+    return NumGroups;
+  default:
+    return NumPes;
+  }
+}
+
+} // namespace
+
+void Machine::writeLongWords(Space space, unsigned instance, uint64_t address,
+                             const uint64_t *data, uint64_t count) {
+  if (isPeMemory(space)) {
+    uint32_t *mem = words(space);
+    for (uint64_t k = 0; k < count; ++k) {
+      size_t row = size_t(2 * (address + k)) * NumPes + instance;
+      mem[row] = uint32_t(data[k] >> 32);
+      mem[row + NumPes] = uint32_t(data[k]);
+    }
+    return;
+  }
+  if (space == Space::DRAM) {
+    // Page by page; pages are created on first write.
+    while (count) {
+      uint64_t offset = address & (DramPageSize - 1);
+      uint64_t chunk =
+          DramPageSize - offset < count ? DramPageSize - offset : count;
+      uint64_t *page = dramPage(instance, address >> DramPageBits, true);
+      std::memcpy(page + offset, data, chunk * sizeof(uint64_t));
+      address += chunk;
+      data += chunk;
+      count -= chunk;
+    }
+    return;
+  }
+  uint64_t *base =
+      space == Space::L1BM   ? &L1bm[size_t(instance) * L1bmLongWords]
+      : space == Space::L2BM ? &L2bm[size_t(instance) * L2bmLongWords]
+                             : &Pdm[size_t(instance) * PdmLongWords];
+  std::memcpy(base + address, data, count * sizeof(uint64_t));
+}
+
+void Machine::readLongWords(Space space, unsigned instance, uint64_t address,
+                            uint64_t *data, uint64_t count) const {
+  if (isPeMemory(space)) {
+    const uint32_t *mem = words(space);
+    for (uint64_t k = 0; k < count; ++k) {
+      size_t row = size_t(2 * (address + k)) * NumPes + instance;
+      data[k] = uint64_t(mem[row]) << 32 | mem[row + NumPes];
+    }
+    return;
+  }
+  if (space == Space::DRAM) {
+    while (count) {
+      uint64_t offset = address & (DramPageSize - 1);
+      uint64_t chunk =
+          DramPageSize - offset < count ? DramPageSize - offset : count;
+      // A page never written reads as zeros and is not created.
+      auto it = Dram.find(uint64_t(instance) << 40 | address >> DramPageBits);
+      if (it == Dram.end())
+        std::memset(data, 0, chunk * sizeof(uint64_t));
+      else
+        std::memcpy(data, it->second.get() + offset, chunk * sizeof(uint64_t));
+      address += chunk;
+      data += chunk;
+      count -= chunk;
+    }
+    return;
+  }
+  const uint64_t *base =
+      space == Space::L1BM   ? &L1bm[size_t(instance) * L1bmLongWords]
+      : space == Space::L2BM ? &L2bm[size_t(instance) * L2bmLongWords]
+                             : &Pdm[size_t(instance) * PdmLongWords];
+  std::memcpy(data, base + address, count * sizeof(uint64_t));
+}
+
+void Machine::writeLongWordsOfAll(Space space, uint64_t address,
+                                  const uint64_t *data, uint64_t count,
+                                  bool broadcast) {
+  unsigned instances = instancesOf(space);
+  if (!isPeMemory(space)) {
+    for (unsigned i = 0; i < instances; ++i)
+      writeLongWords(space, i, address, broadcast ? data : data + i * count,
+                     count);
+    return;
+  }
+  // Rows of the structure-of-arrays memory are contiguous over the PEs:
+  // fill them in tiles of long words so that both sides stream.
+  constexpr uint64_t Tile = 8;
+  uint32_t *mem = words(space);
+  for (uint64_t k0 = 0; k0 < count; k0 += Tile) {
+    uint64_t k1 = k0 + Tile < count ? k0 + Tile : count;
+    for (unsigned pe = 0; pe < NumPes; ++pe) {
+      const uint64_t *source = broadcast ? data : data + pe * count;
+      for (uint64_t k = k0; k < k1; ++k) {
+        size_t row = size_t(2 * (address + k)) * NumPes + pe;
+        mem[row] = uint32_t(source[k] >> 32);
+        mem[row + NumPes] = uint32_t(source[k]);
+      }
+    }
+  }
+}
+
+void Machine::readLongWordsOfAll(Space space, uint64_t address, uint64_t *data,
+                                 uint64_t count) const {
+  unsigned instances = instancesOf(space);
+  if (!isPeMemory(space)) {
+    for (unsigned i = 0; i < instances; ++i)
+      readLongWords(space, i, address, data + i * count, count);
+    return;
+  }
+  constexpr uint64_t Tile = 8;
+  const uint32_t *mem = words(space);
+  for (uint64_t k0 = 0; k0 < count; k0 += Tile) {
+    uint64_t k1 = k0 + Tile < count ? k0 + Tile : count;
+    for (unsigned pe = 0; pe < NumPes; ++pe) {
+      uint64_t *target = data + pe * count;
+      for (uint64_t k = k0; k < k1; ++k) {
+        size_t row = size_t(2 * (address + k)) * NumPes + pe;
+        target[k] = uint64_t(mem[row]) << 32 | mem[row + NumPes];
+      }
+    }
   }
 }
 
@@ -454,6 +624,11 @@ void Machine::debugGet(const Statement &stmt, std::string &dump) const {
 
 bool Machine::run(const Program &program, std::string &dump,
                   Diagnostic &error) {
+  return run(program, &dump, error);
+}
+
+bool Machine::run(const Program &program, std::string *dump,
+                  Diagnostic &error) {
   (void)error;
   for (const Statement &stmt : program.Statements) {
     if (Timer)
@@ -463,7 +638,8 @@ bool Machine::run(const Program &program, std::string &dump,
       debugSet(stmt);
       break;
     case Statement::DebugGet:
-      debugGet(stmt, dump);
+      if (dump)
+        debugGet(stmt, *dump);
       break;
     case Statement::SetMask:
       DefaultMask = stmt.Mask;

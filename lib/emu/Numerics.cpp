@@ -9,6 +9,12 @@
 
 #include "mncc/emu/Numerics.h"
 
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace mncc::emu {
 
 using detail::highestBit;
@@ -153,6 +159,398 @@ uint64_t mauMatVecDouble(const uint64_t *a, const uint64_t *b, unsigned n,
       matVecExact<Double, Double, Double>(a, b, n, c, PlainReading);
   return reduceToSingle ? roundToFormat<Single>(value)
                         : roundToFormat<Double>(value);
+}
+
+//===----------------------------------------------------------------------===//
+// MAU matrix-vector FMA on decoded operands
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// 2^exponent as a double; exponent must be in the normal range.
+double powerOfTwo(int exponent) {
+  uint64_t bits = uint64_t(exponent + 1023) << 52;
+  double value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+/// The value of a single as MN-Core reads it, for a finite exponent field:
+/// exponent field 0 is zero whatever the mantissa holds.
+double finiteSingleValue(uint32_t bits) {
+  if (Single::exponent(bits) == 0)
+    return 0.0;
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return double(value);
+}
+
+/// The common result tail (roundToFormat) for the real value total + error,
+/// where total is a normal, non-zero double and error the exact rounding
+/// error of the double addition that produced it (|error| is at most half
+/// an ulp of total). Rounding total's 53 bits to nearest even at Out's
+/// precision gives the right answer except at an exact tie, where the
+/// error, when there is one, says which way the real value lies.
+template <typename Out>
+typename Out::Storage roundDoubleToFormat(double total, double error) {
+  uint64_t bits;
+  std::memcpy(&bits, &total, sizeof(bits));
+  bool negative = bits >> 63;
+  int64_t exponent = int64_t((bits >> 52) & 0x7ff) - 1023;
+  uint64_t significand = (bits & ((uint64_t(1) << 52) - 1)) | uint64_t(1) << 52;
+  constexpr unsigned Dropped = 52 - Out::ManBits;
+  constexpr uint64_t Half = uint64_t(1) << (Dropped - 1);
+  uint64_t kept = significand >> Dropped;
+  uint64_t rest = significand & ((uint64_t(1) << Dropped) - 1);
+  bool up;
+  if (rest != Half)
+    up = rest > Half;
+  else if (error == 0)
+    up = kept & 1;
+  else
+    up = (error > 0) != negative; // the real magnitude lies beyond the tie
+  kept += up;
+  if (kept >> (Out::ManBits + 1)) { // rounding carried out
+    kept >>= 1;
+    ++exponent;
+  }
+  int64_t biased = exponent + Out::Bias;
+  if (biased >= int64_t(Out::MaxExp))
+    return Out::pack(negative, Out::MaxExp, 0);
+  if (biased <= 0)
+    return 0;
+  return Out::pack(negative, uint32_t(biased), typename Out::Storage(kept));
+}
+
+/// The tail of the matrix-vector FMA for finite products: the exact sum
+/// sum * 2^scale of the products plus the single c, rounded once into Out.
+/// Both terms are exact doubles (sum has at most 40 significant bits); the
+/// double addition may round, but its error is recovered exactly (Knuth's
+/// two-sum) and decides the ties.
+template <typename Out>
+inline uint32_t finishMatVec(int64_t sum, int scale, uint32_t c) {
+  if (Single::exponent(c) == Single::MaxExp)
+    return Out::pack(Single::sign(c), Out::MaxExp, 0);
+  double products = double(sum) * powerOfTwo(scale);
+  double addend = finiteSingleValue(c);
+  double total = products + addend;
+  if (total == 0)
+    return 0;
+  double addendPart = total - products;
+  double productsPart = total - addendPart;
+  double error = (products - productsPart) + (addend - addendPart);
+  return roundDoubleToFormat<Out>(total, error);
+}
+
+/// The scale of one mantissa unit of a block float at block exponent field
+/// 0, less the bits the multiplier ignores: an element with exponent field
+/// E and mantissa field M is M * 2^(E - bias - (ManBits - 1)).
+template <typename F> constexpr int unitScaleOf(unsigned ignoredBits) {
+  return -F::Bias - int(F::ManBits - 1) + int(ignoredBits);
+}
+
+/// The same for a product of two elements.
+template <typename F> constexpr int productUnitScale(unsigned ignoredBits) {
+  return 2 * unitScaleOf<F>(ignoredBits);
+}
+
+/// sums[r] = sum_i NormalSignificand[i] of row r times that of the
+/// vector, for the 16 rows: 16 products below 2^18 each, so every sum is
+/// exact in 32 bits.
+void halfDotProducts(const DecodedHalfMatrix &matrix,
+                     const DecodedHalfBlock &vector, int32_t *sums) {
+#if defined(__SSE2__)
+  // pmaddwd multiplies 16-bit lanes and adds neighbouring products into 32
+  // bits, exactly; four rows' partial sums are then added across lanes
+  // together.
+  const __m128i *vectorLanes =
+      reinterpret_cast<const __m128i *>(vector.NormalSignificand);
+  __m128i v0 = _mm_load_si128(vectorLanes);
+  __m128i v1 = _mm_load_si128(vectorLanes + 1);
+  auto partial = [&](unsigned r) {
+    const __m128i *rowLanes =
+        reinterpret_cast<const __m128i *>(matrix.Rows[r].NormalSignificand);
+    return _mm_add_epi32(_mm_madd_epi16(_mm_load_si128(rowLanes), v0),
+                         _mm_madd_epi16(_mm_load_si128(rowLanes + 1), v1));
+  };
+  for (unsigned r = 0; r < HalfBlockSize; r += 4) {
+    __m128i p0 = partial(r), p1 = partial(r + 1);
+    __m128i p2 = partial(r + 2), p3 = partial(r + 3);
+    __m128i low =
+        _mm_add_epi32(_mm_unpacklo_epi32(p0, p1), _mm_unpackhi_epi32(p0, p1));
+    __m128i high =
+        _mm_add_epi32(_mm_unpacklo_epi32(p2, p3), _mm_unpackhi_epi32(p2, p3));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(sums + r),
+                     _mm_add_epi32(_mm_unpacklo_epi64(low, high),
+                                   _mm_unpackhi_epi64(low, high)));
+  }
+#else
+  for (unsigned r = 0; r < HalfBlockSize; ++r) {
+    int32_t sum = 0;
+    for (unsigned i = 0; i < HalfBlockSize; ++i)
+      sum += int32_t(matrix.Rows[r].NormalSignificand[i]) *
+             int32_t(vector.NormalSignificand[i]);
+    sums[r] = sum;
+  }
+#endif
+}
+
+/// y[r] = sums[r] * 2^scale(r) + c[r] in host single precision for the 16
+/// rows; returns the rows whose c is infinite, which this cannot do.
+///
+/// The products P = sums[r] * 2^scale are exact floats (|sum| < 2^22 and
+/// the scale within [-78, 46]) and c is a finite single, so the host's
+/// addition rounds the exact sum to nearest even once, and overflows to
+/// infinity, as the MAU does. The result cannot be subnormal, where the
+/// host and the MAU would differ: either P = 0 and the result is c, or
+/// |c| < |P| / 2 and the result exceeds 2^-79, or c is at least half of P
+/// (at least 2^-79), so its ulp, and any non-zero sum, is at least 2^-102.
+/// An exact zero is +0 in both. This needs the host's default rounding
+/// mode (to nearest), which mncc never changes.
+uint32_t halfTailInSingle(const DecodedHalfMatrix &matrix,
+                          const DecodedHalfBlock &vector, const int32_t *sums,
+                          const uint32_t *c, uint32_t *y) {
+  uint32_t infiniteAddends = 0;
+#if defined(__SSE2__)
+  const __m128 vectorWeight = _mm_set1_ps(vector.UnitWeight);
+  const __m128i exponentMask = _mm_set1_epi32(int32_t(Single::MaxExp));
+  const __m128i zero = _mm_setzero_si128();
+  for (unsigned r = 0; r < HalfBlockSize; r += 4) {
+    __m128 products =
+        _mm_mul_ps(_mm_mul_ps(_mm_cvtepi32_ps(_mm_loadu_si128(
+                                  reinterpret_cast<const __m128i *>(sums + r))),
+                              _mm_loadu_ps(matrix.RowWeights + r)),
+                   vectorWeight);
+    __m128i addend = _mm_loadu_si128(reinterpret_cast<const __m128i *>(c + r));
+    __m128i exponent =
+        _mm_and_si128(_mm_srli_epi32(addend, Single::ManBits), exponentMask);
+    // Exponent field 0 is zero whatever the mantissa holds.
+    addend = _mm_andnot_si128(_mm_cmpeq_epi32(exponent, zero), addend);
+    __m128 total = _mm_add_ps(products, _mm_castsi128_ps(addend));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(y + r),
+                     _mm_castps_si128(total));
+    infiniteAddends |= uint32_t(_mm_movemask_ps(_mm_castsi128_ps(
+                           _mm_cmpeq_epi32(exponent, exponentMask))))
+                       << r;
+  }
+#else
+  for (unsigned r = 0; r < HalfBlockSize; ++r) {
+    float products = float(sums[r]) * matrix.RowWeights[r] * vector.UnitWeight;
+    uint32_t exponent = Single::exponent(c[r]);
+    uint32_t addendBits = exponent == 0 ? 0 : c[r];
+    float addend;
+    std::memcpy(&addend, &addendBits, sizeof(addend));
+    float total = products + addend;
+    std::memcpy(&y[r], &total, sizeof(total));
+    infiniteAddends |= uint32_t(exponent == Single::MaxExp) << r;
+  }
+#endif
+  return infiniteAddends;
+}
+
+/// The products of row and vector with an extended factor, which the
+/// multiplier shifts down to the block scale by 6 bits per extended factor,
+/// rounding each to nearest even on its own.
+int32_t halfExtendedProducts(const DecodedHalfBlock &row,
+                             const DecodedHalfBlock &vector) {
+  int32_t sum = 0;
+  for (uint32_t mask = row.ExtendedMask | vector.ExtendedMask; mask;
+       mask &= mask - 1) {
+    unsigned i = unsigned(__builtin_ctz(mask));
+    int32_t product =
+        int32_t(row.Significand[i]) * int32_t(vector.Significand[i]);
+    unsigned shift =
+        HalfExtendedExponentOffset *
+        (((row.ExtendedMask >> i) & 1) + ((vector.ExtendedMask >> i) & 1));
+    // Round the magnitude to nearest even: add just under half a unit,
+    // plus one when the kept part is odd, and truncate.
+    int32_t negative = product >> 31; // all ones when negative
+    uint32_t magnitude = uint32_t((product ^ negative) - negative);
+    uint32_t kept = (magnitude + (uint32_t(1) << (shift - 1)) - 1 +
+                     ((magnitude >> shift) & 1)) >>
+                    shift;
+    sum += (int32_t(kept) ^ negative) - negative;
+  }
+  return sum;
+}
+
+#if defined(__SSE2__)
+/// decodeHalfBlock on two vectors of eight halves each, element order.
+void decodeHalfLanes(__m128i first, __m128i second, DecodedHalfBlock &out) {
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i mantissaMask = _mm_set1_epi16(int16_t(Half::ManMask));
+  const __m128i infExponent = _mm_set1_epi16(int16_t(Half::MaxExp));
+  __m128i maxLanes = zero, infLanes = zero, extendedLanes[2];
+  __m128i parts[2] = {first, second};
+  for (unsigned part = 0; part < 2; ++part) {
+    __m128i bits = parts[part];
+    __m128i exponent =
+        _mm_and_si128(_mm_srli_epi16(bits, Half::ManBits), infExponent);
+    __m128i mantissa = _mm_and_si128(bits, mantissaMask);
+    __m128i negative = _mm_srai_epi16(bits, 15); // all ones when negative
+    __m128i significand =
+        _mm_sub_epi16(_mm_xor_si128(mantissa, negative), negative);
+    // Extended: exponent field 0 and a non-zero mantissa.
+    __m128i extended = _mm_andnot_si128(_mm_cmpeq_epi16(mantissa, zero),
+                                        _mm_cmpeq_epi16(exponent, zero));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out.Bits + 8 * part), bits);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out.Significand + 8 * part),
+                     significand);
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i *>(out.NormalSignificand + 8 * part),
+        _mm_andnot_si128(extended, significand));
+    maxLanes = _mm_max_epi16(maxLanes, exponent);
+    infLanes = _mm_or_si128(infLanes, _mm_cmpeq_epi16(exponent, infExponent));
+    extendedLanes[part] = extended;
+  }
+  maxLanes = _mm_max_epi16(maxLanes, _mm_shuffle_epi32(maxLanes, 0x4e));
+  maxLanes = _mm_max_epi16(maxLanes, _mm_shuffle_epi32(maxLanes, 0xb1));
+  maxLanes = _mm_max_epi16(maxLanes, _mm_srli_epi32(maxLanes, 16));
+  uint32_t maxExp = uint32_t(_mm_cvtsi128_si32(maxLanes) & 0xffff);
+  out.BlockExponent = int32_t(maxExp);
+  out.UnitWeight = float(powerOfTwo(int(maxExp) + unitScaleOf<Half>(0)));
+  out.ExtendedMask = uint32_t(
+      _mm_movemask_epi8(_mm_packs_epi16(extendedLanes[0], extendedLanes[1])));
+  out.NeedsExactPath = _mm_movemask_epi8(infLanes) != 0;
+}
+
+/// Four halves of a long word in element order: most significant first.
+__m128i halvesOfLongWords(const uint64_t *words) {
+  __m128i lanes = _mm_loadu_si128(reinterpret_cast<const __m128i *>(words));
+  // In memory a long word's halves come least significant first.
+  lanes = _mm_shufflelo_epi16(lanes, 0x1b);
+  return _mm_shufflehi_epi16(lanes, 0x1b);
+}
+#endif
+
+} // namespace
+
+void decodeHalfBlock(const uint16_t *elements, DecodedHalfBlock &out) {
+#if defined(__SSE2__)
+  const __m128i *lanes = reinterpret_cast<const __m128i *>(elements);
+  decodeHalfLanes(_mm_loadu_si128(lanes), _mm_loadu_si128(lanes + 1), out);
+#else
+  uint32_t maxExp = 0;
+  uint32_t extendedMask = 0;
+  bool needsExact = false;
+  for (unsigned i = 0; i < HalfBlockSize; ++i) {
+    uint16_t bits = elements[i];
+    uint32_t exp = Half::exponent(bits);
+    int16_t mantissa = int16_t(Half::mantissa(bits));
+    maxExp = exp > maxExp ? exp : maxExp;
+    needsExact |= exp == Half::MaxExp;
+    // An element with exponent field 0 and a non-zero mantissa is extended
+    // (manual 4, half block float with extension); with mantissa 0 it is
+    // zero either way.
+    bool extended = exp == 0 && mantissa != 0;
+    extendedMask |= uint32_t(extended) << i;
+    int16_t significand = Half::sign(bits) ? int16_t(-mantissa) : mantissa;
+    out.Bits[i] = bits;
+    out.Significand[i] = significand;
+    out.NormalSignificand[i] = extended ? 0 : significand;
+  }
+  out.BlockExponent = int32_t(maxExp);
+  out.UnitWeight = float(powerOfTwo(int(maxExp) + unitScaleOf<Half>(0)));
+  out.ExtendedMask = extendedMask;
+  out.NeedsExactPath = needsExact;
+#endif
+}
+
+void decodeHalfBlockOfLongWords(const uint64_t *words, DecodedHalfBlock &out) {
+#if defined(__SSE2__)
+  decodeHalfLanes(halvesOfLongWords(words), halvesOfLongWords(words + 2), out);
+#else
+  uint16_t elements[HalfBlockSize];
+  for (unsigned i = 0; i < HalfBlockSize; ++i)
+    elements[i] = uint16_t(words[i / 4] >> (48 - 16 * (i % 4)));
+  decodeHalfBlock(elements, out);
+#endif
+}
+
+void decodePseudoSingleBlock(const uint32_t *elements,
+                             DecodedPseudoSingleBlock &out) {
+  uint32_t maxExp = 0;
+  bool needsExact = false;
+  for (unsigned i = 0; i < PseudoSingleBlockSize; ++i) {
+    uint32_t bits = elements[i];
+    uint32_t exp = Single::exponent(bits);
+    maxExp = exp > maxExp ? exp : maxExp;
+    needsExact |= exp == Single::MaxExp;
+    int32_t magnitude =
+        exp == 0 ? 0
+                 : int32_t(Single::mantissa(bits) >> PseudoSingleIgnoredBits);
+    out.Significand[i] = Single::sign(bits) ? -magnitude : magnitude;
+    out.Bits[i] = bits;
+  }
+  out.BlockExponent = int32_t(maxExp);
+  out.NeedsExactPath = needsExact;
+}
+
+void decodeHalfMatrix(const uint64_t *words, DecodedHalfMatrix &out) {
+  out.ExtendedRows = 0;
+  out.ExactRows = 0;
+  for (unsigned r = 0; r < HalfBlockSize; ++r) {
+    DecodedHalfBlock &row = out.Rows[r];
+    decodeHalfBlockOfLongWords(words + r * 4, row);
+    out.RowWeights[r] = row.UnitWeight;
+    out.ExtendedRows |= uint32_t(row.ExtendedMask != 0) << r;
+    out.ExactRows |= uint32_t(row.NeedsExactPath) << r;
+  }
+}
+
+void mauMatVecHalfMatrix(const DecodedHalfMatrix &matrix,
+                         const DecodedHalfBlock &vector, const uint32_t *c,
+                         uint32_t *y, bool reduceToHalf) {
+  constexpr int UnitScale = productUnitScale<Half>(0);
+  constexpr uint32_t AllRows = (uint32_t(1) << HalfBlockSize) - 1;
+  int32_t sums[HalfBlockSize];
+  halfDotProducts(matrix, vector, sums);
+  for (uint32_t rows = vector.ExtendedMask ? AllRows : matrix.ExtendedRows;
+       rows; rows &= rows - 1) {
+    unsigned r = unsigned(__builtin_ctz(rows));
+    sums[r] += halfExtendedProducts(matrix.Rows[r], vector);
+  }
+  // The rows the single precision tail cannot take: an infinite element,
+  // an infinite c, or the rounding to half.
+  uint32_t exactRows = vector.NeedsExactPath ? AllRows : matrix.ExactRows;
+  uint32_t generalRows = AllRows;
+  if (!reduceToHalf)
+    generalRows = halfTailInSingle(matrix, vector, sums, c, y) | exactRows;
+  for (; generalRows; generalRows &= generalRows - 1) {
+    unsigned r = unsigned(__builtin_ctz(generalRows));
+    const DecodedHalfBlock &row = matrix.Rows[r];
+    if (row.NeedsExactPath || vector.NeedsExactPath) {
+      y[r] = mauMatVecHalf(row.Bits, vector.Bits, HalfBlockSize, c[r],
+                           reduceToHalf);
+      continue;
+    }
+    int scale = row.BlockExponent + vector.BlockExponent + UnitScale;
+    y[r] = reduceToHalf ? finishMatVec<Half>(sums[r], scale, c[r])
+                        : finishMatVec<Single>(sums[r], scale, c[r]);
+  }
+}
+
+void mauMatVecPseudoSingleRows(const DecodedPseudoSingleBlock *rows,
+                               unsigned rowCount,
+                               const DecodedPseudoSingleBlock &vector,
+                               const uint32_t *c, uint32_t *y,
+                               bool reduceToHalf) {
+  constexpr int UnitScale = productUnitScale<Single>(PseudoSingleIgnoredBits);
+  for (unsigned r = 0; r < rowCount; ++r) {
+    const DecodedPseudoSingleBlock &row = rows[r];
+    if (row.NeedsExactPath || vector.NeedsExactPath) {
+      y[r] = mauMatVecPseudoSingle(row.Bits, vector.Bits, PseudoSingleBlockSize,
+                                   c[r], reduceToHalf);
+      continue;
+    }
+    // 8 products below 2^36 each: the sum is exact in 64 bits.
+    int64_t sum = 0;
+    for (unsigned i = 0; i < PseudoSingleBlockSize; ++i)
+      sum += int64_t(row.Significand[i]) * int64_t(vector.Significand[i]);
+    int scale = row.BlockExponent + vector.BlockExponent + UnitScale;
+    y[r] = reduceToHalf ? finishMatVec<Half>(sum, scale, c[r])
+                        : finishMatVec<Single>(sum, scale, c[r]);
+  }
 }
 
 //===----------------------------------------------------------------------===//

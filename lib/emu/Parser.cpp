@@ -95,6 +95,16 @@ public:
       value = value * 10 + unsigned(Text[Pos++] - '0');
     return true;
   }
+  /// Reads a hexadecimal number without prefix: MV and wait tags
+  /// (decision S25).
+  bool hexNumber(uint64_t &value) {
+    if (!isHexDigit(peek()))
+      return false;
+    value = 0;
+    while (isHexDigit(peek()) && value < (uint64_t(1) << 32))
+      value = value * 16 + hexValue(Text[Pos++]);
+    return true;
+  }
   size_t position() const { return Pos; }
   std::string_view rest() const {
     return Pos < Text.size() ? Text.substr(Pos) : std::string_view();
@@ -301,6 +311,17 @@ bool LineParser::parseOperand(Token token, Operand &op, bool allowHierarchy,
       return fail(at(), "unknown operand '" + std::string(text) + "'");
     }
     cur.consume(letter);
+    // "$lbi" / "$llbi": the L1BM turnaround register (manual 3.3.1).
+    if (op.Where == Space::L1BM && cur.peek() == 'i') {
+      cur.consume('i');
+      if (allowHierarchy)
+        return fail(at(), "the turnaround register '$lbi' cannot be "
+                          "set or dumped");
+      if (!cur.atEnd())
+        return fail(at(), "'$lbi' takes no address");
+      op.Turnaround = true;
+      return true;
+    }
     if ((op.Where == Space::LM0 || op.Where == Space::LM1) &&
         cur.peek() == 'b' && !isDigit(cur.peek(1))) {
       cur.consume('b');
@@ -429,6 +450,8 @@ const AluName AluNames[] = {
     {"ftoi", Opcode::Ftoi, "dfh", 1, true},
     {"bfn", Opcode::Bfn, "dfgh", 1, false},
     {"bfe", Opcode::Bfe, "h", 1, false},
+    {"packbit", Opcode::Packbit, "dfhlis", 2, false},
+    {"rsqrt", Opcode::Rsqrt, "dfh", 1, false},
 };
 
 Precision precisionOf(char c) {
@@ -559,18 +582,26 @@ bool LineParser::parseOpcode(Token token, Expression &expr, uint32_t &repeat,
       } else if (cur.consume('r')) {
         four = cur.consume('4');
         expr.Op = four ? Opcode::L1bmR4 : Opcode::L1bmR;
-        if (!parseRrnOpcode(cur.rest(), expr.Reduction, expr.Prec))
-          return fail(token.Column,
-                      "unknown or unsupported reduction '" + std::string(text) +
-                          "' (precision reduction 'r' is not modelled)");
-        cur.consume(cur.rest());
+        std::string_view rrn = cur.rest();
+        // The single reductions' output precision reduction "r" (manual
+        // 3.6.8); parseTransfer accepts it only as the hfadd alias.
+        if (endsWith(rrn, "r") &&
+            parseRrnOpcode(rrn.substr(0, rrn.size() - 1), expr.Reduction,
+                           expr.Prec) &&
+            expr.Prec == Precision::F) {
+          expr.ReduceOutput = true;
+        } else if (!parseRrnOpcode(rrn, expr.Reduction, expr.Prec)) {
+          return fail(token.Column, "unknown or unsupported reduction '" +
+                                        std::string(text) + "'");
+        }
+        cur.consume(rrn);
       }
       if (expr.Op == Opcode::Nop || !cur.atEnd())
         return fail(token.Column, "unknown or unsupported L1BM instruction '" +
                                       std::string(text) + "'");
     } else {
       if (cur.consume('b')) {
-        expr.Op = Opcode::L2bmB;
+        expr.Op = cur.consume('2') ? Opcode::L2bmB2 : Opcode::L2bmB;
         if (!target(8))
           return false;
       } else if (cur.peek() == '@') {
@@ -582,13 +613,17 @@ bool LineParser::parseOpcode(Token token, Expression &expr, uint32_t &repeat,
         if (!target(8))
           return false;
       } else if (cur.consume('r')) {
-        expr.Op = Opcode::L2bmR;
+        // l2bmr2<rrn> reduces pairs of L1Bs and takes no '@'.
+        bool pairs = cur.consume('2');
+        expr.Op = pairs ? Opcode::L2bmR2 : Opcode::L2bmR;
         std::string_view rest = cur.rest();
         size_t at = rest.find('@');
         if (!parseRrnOpcode(rest.substr(0, at), expr.Reduction, expr.Prec))
           return fail(token.Column, "unknown or unsupported reduction '" +
                                         std::string(text) + "'");
         cur.consume(rest.substr(0, at));
+        if (pairs && at != std::string_view::npos)
+          return fail(token.Column, "'l2bmr2' takes no '@'");
         if (!target(8))
           return false;
       }
@@ -600,9 +635,7 @@ bool LineParser::parseOpcode(Token token, Expression &expr, uint32_t &repeat,
   }
 
   // Matrix registers (manual 3.6.6): (d|f|g|h)mwrite, (d|f|g|h)mread,
-  // dmfma(u|d), dmmul(u|d), (g|h)mfma, (g|h)mmul. The single precision
-  // 8x4 products (fmfma, fmmul) are not modelled: which columns and
-  // vector elements they pair is not public.
+  // dmfma(u|d), dmmul(u|d), (f|g|h)mfma, (f|g|h)mmul.
   if (text.size() > 2 && text[1] == 'm' &&
       (text[0] == 'd' || text[0] == 'f' || text[0] == 'g' || text[0] == 'h')) {
     std::string_view rest = text.substr(2);
@@ -620,9 +653,6 @@ bool LineParser::parseOpcode(Token token, Expression &expr, uint32_t &repeat,
       bool product = op == Opcode::MFma || op == Opcode::MMul;
       if (product && rest.size() == 4)
         half = rest.back();
-      if (product && text[0] == 'f')
-        return fail(token.Column, "the single precision matrix product '" +
-                                      std::string(text) + "' is not modelled");
       if (product && text[0] == 'd' && half != 'u' && half != 'd')
         return fail(token.Column, "'" + std::string(text) +
                                       "' needs 'u' (rows 0, 1) or 'd' "
@@ -804,8 +834,8 @@ bool LineParser::parseExpression(const std::vector<Token> &tokens,
       return fail(tokens[0].Column, "'wait' takes one tag");
     Cursor cur(tokens[1].Text);
     uint64_t tag;
-    if (!cur.consume('i') || !cur.number(tag) || !cur.atEnd())
-      return fail(tokens[1].Column, "expected a tag 'i<n>'");
+    if (!cur.consume('i') || !cur.hexNumber(tag) || !cur.atEnd())
+      return fail(tokens[1].Column, "expected a hexadecimal tag 'i<n>'");
     if (tag == 0)
       return fail(tokens[1].Column, "tag 0 cannot be waited for");
     expr.Tag = uint32_t(tag);
@@ -909,13 +939,35 @@ bool isPeSourceSpace(Space s) {
 bool LineParser::parseTransfer(const std::vector<Token> &tokens,
                                Expression &expr) {
   std::vector<Operand> ops;
+  bool singleReduction =
+      (expr.Op == Opcode::L1bmR || expr.Op == Opcode::L1bmR4) &&
+      expr.Prec == Precision::F;
   for (size_t i = 1; i < tokens.size(); ++i) {
     Operand op;
     if (!parseOperand(tokens[i], op, false, nullptr))
       return false;
-    if (op.Extend || op.Reduce || op.Negate)
+    // The half input extension "e" of the single reductions (manual
+    // 3.6.8) is the only operand modifier of a transfer.
+    bool halfInput =
+        singleReduction && i == 1 && op.Extend && !op.Reduce && !op.Negate;
+    if ((op.Extend || op.Reduce || op.Negate) && !halfInput)
       return fail(op.Column, "no operand modifiers on transfers");
     ops.push_back(op);
+  }
+  if (singleReduction &&
+      (expr.ReduceOutput || (!ops.empty() && ops[0].Extend))) {
+    // "l1bmrffaddr <src>e" is l1bmrhfadd (manual 3.6.8); the other
+    // combinations need a placement of halves and singles in the long
+    // words that the manual does not give (docs/target/mncore2.md,
+    // instruction audit).
+    if (!expr.ReduceOutput || ops.empty() || !ops[0].Extend ||
+        expr.Reduction != RrnOp::FAdd)
+      return fail(tokens[0].Column,
+                  "the single reduction options 'e' and 'r' are only "
+                  "supported together on ffadd (the hfadd alias)");
+    expr.Prec = Precision::H;
+    expr.ReduceOutput = false;
+    ops[0].Extend = false;
   }
   uint32_t col = tokens[0].Column;
   auto need = [&](size_t min, size_t max) {
@@ -936,6 +988,13 @@ bool LineParser::parseTransfer(const std::vector<Token> &tokens,
                              "'$ll')");
     if (op.WriteMask.MaskKind != MaskSpec::Default)
       return fail(op.Column, "no write mask on an upper memory");
+    // The turnaround register pairs the PE -> L1BM and L1BM -> PE
+    // transfers of one layout; l1bmp and the L2BM instructions have none.
+    if (op.Turnaround &&
+        (expr.Op == Opcode::L1bmP ||
+         (expr.Op >= Opcode::L2bmB && expr.Op <= Opcode::L2bmR2)))
+      return fail(op.Column, "'" + std::string(tokens[0].Text) +
+                                 "' cannot use the turnaround register");
     return true;
   };
   auto peSource = [&](const Operand &op) {
@@ -1003,6 +1062,7 @@ bool LineParser::parseTransfer(const std::vector<Token> &tokens,
     firstDest = 1;
     break;
   case Opcode::L2bmB:
+  case Opcode::L2bmB2:
     ok = need(2, 2) && upper(ops[0], Space::L2BM) && upper(ops[1], Space::L1BM);
     sources = 1;
     firstDest = 1;
@@ -1018,6 +1078,7 @@ bool LineParser::parseTransfer(const std::vector<Token> &tokens,
     break;
   case Opcode::L2bmAt:
   case Opcode::L2bmR:
+  case Opcode::L2bmR2:
     ok = need(2, 2) && upper(ops[0], Space::L1BM) && upper(ops[1], Space::L2BM);
     sources = 1;
     firstDest = 1;
@@ -1122,6 +1183,9 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
     mv.TransferKind = MvTransfer::Broadcast;
   } else if (mode == "mvb2") {
     mv.TransferKind = MvTransfer::Broadcast2;
+  } else if (mode.size() > 4 && mode.substr(0, 4) == "mvr2" &&
+             parseRrnOpcode(mode.substr(4), mv.Reduction, mv.Prec)) {
+    mv.TransferKind = MvTransfer::Reduce2;
   } else if (mode.size() > 3 && mode.substr(0, 3) == "mvr" &&
              parseRrnOpcode(mode.substr(3), mv.Reduction, mv.Prec)) {
     mv.TransferKind = MvTransfer::Reduce;
@@ -1140,7 +1204,8 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
                 "'" + std::string(mode) + "' needs '/n<size>'");
   mv.Size = uint32_t(value);
   if (cur.consume('i')) {
-    if (!cur.number(value))
+    // Tags are hexadecimal: compiler output tags transfers i19, i1a, ...
+    if (!cur.hexNumber(value))
       return fail(tokens[0].Column, "expected a tag after 'i'");
     mv.Tag = uint32_t(value);
   }
@@ -1154,6 +1219,12 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
   if (tokens.size() != 3)
     return fail(tokens[0].Column,
                 "'" + std::string(mode) + "' takes a source and a destination");
+  mv.FromColumn = tokens[1].Column;
+  mv.ToColumn = tokens[2].Column;
+  for (size_t i = 1; i < tokens.size(); ++i)
+    if (tokens[i].Text.substr(0, 3) == "$di")
+      return fail(tokens[i].Column, "DRAM indirection through the DAR is not "
+                                    "supported by mncc-sim yet");
   if (!parseMvOperand(tokens[1].Text, mv.From, mv.FromAddress, mv.FromGroup,
                       mv.FromL2b))
     return fail(tokens[1].Column,
@@ -1177,6 +1248,21 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
     if (mv.To != Space::L2BM || mv.ToGroup >= 0 || mv.ToL2b >= 0)
       return fail(tokens[2].Column, "'" + std::string(mode) +
                                         "' writes '$lc<addr>' of the L2BMs");
+    return true;
+  }
+  if (mv.TransferKind == MvTransfer::Reduce2) {
+    // mvr2 reduces the two L2BMs of a group (every group without one) into
+    // the group's PDM or DRAM (decision S28).
+    if (mv.From != Space::L2BM || mv.FromL2b >= 0)
+      return fail(tokens[1].Column,
+                  "'" + std::string(mode) +
+                      "' reads '$lc<addr>[@<group>]' of both L2BMs of a group");
+    if (mv.To == Space::L2BM)
+      return fail(tokens[2].Column,
+                  "'" + std::string(mode) + "' writes PDM or DRAM");
+    if (mv.FromGroup < 0 && mv.ToGroup >= 0)
+      return fail(tokens[2].Column, "without a source group every group "
+                                    "writes its own memory");
     return true;
   }
   if (mv.TransferKind == MvTransfer::Reduce) {
@@ -1405,8 +1491,24 @@ enum class IssueGroup {
   MauWrite,
   MauRead,
   L1bm,
+  L1bmTurnaround,
   L2bm
 };
+
+IssueGroup issueGroup(Opcode op);
+
+/// An L1BM expression that uses "$lbi" belongs to the l1bm-turnaround
+/// group (manual 3.6.4).
+IssueGroup issueGroup(const Expression &expr) {
+  IssueGroup group = issueGroup(expr.Op);
+  if (group != IssueGroup::L1bm)
+    return group;
+  for (const std::vector<Operand> *ops : {&expr.Sources, &expr.Destinations})
+    for (const Operand &op : *ops)
+      if (op.Turnaround)
+        return IssueGroup::L1bmTurnaround;
+  return group;
+}
 
 IssueGroup issueGroup(Opcode op) {
   switch (op) {
@@ -1440,6 +1542,8 @@ IssueGroup issueGroup(Opcode op) {
   case Opcode::L2bmAt:
   case Opcode::L2bmR:
   case Opcode::L2bmD:
+  case Opcode::L2bmB2:
+  case Opcode::L2bmR2:
     return IssueGroup::L2bm;
   default:
     return IssueGroup::Alu;
@@ -1526,7 +1630,7 @@ bool parseProgram(std::string_view text, std::string_view fileName,
           // most two of MAU calc / mwrite / mread.
           unsigned mauGroups = 0;
           for (const Expression &prev : stmt.Expressions) {
-            if (issueGroup(prev.Op) == issueGroup(expr.Op))
+            if (issueGroup(prev) == issueGroup(expr))
               return parser.fail(expr.Column,
                                  "at most one instruction of each group "
                                  "issues in a step (manual 3.6.4)");

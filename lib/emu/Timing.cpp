@@ -116,6 +116,8 @@ Unit Timing::unitOf(Opcode op) {
   case Opcode::L2bmAt:
   case Opcode::L2bmR:
   case Opcode::L2bmD:
+  case Opcode::L2bmB2:
+  case Opcode::L2bmR2:
     return Unit::L2bm;
   case Opcode::L1bmP:
   case Opcode::L1bmM:
@@ -259,6 +261,8 @@ void Timing::mvStatement(const Statement &stmt) {
     MvDone = std::max(MvDone, slot + duration);
   if (mv.Tag)
     TagDone[mv.Tag] = slot + duration;
+  LastMvStart = slot;
+  LastMvEnd = slot + duration;
   record(Unit::Mv, slot, duration, stmt, -1);
 }
 

@@ -1,6 +1,7 @@
 //===- mncc-sim.cpp - MN-Core 2 assembly emulator driver ------------------===//
 //
 // mncc-sim -i prog.vsm -d dump.txt [--stats] [--trace out.json]
+//          [--check-hazards]
 //
 // Parses and runs an MN-Core 2 assembly (VSM) program on the emulated board
 // and writes the `d get` dump lines, in the official emulator's `-d` format,
@@ -9,10 +10,14 @@
 // left behind (the dump is written to a temporary name and renamed).
 // --stats prints the step, cycle and busy counters of the run (Timing.h) to
 // stdout after the dump; --trace writes them as a Chrome / Perfetto trace,
-// also through a temporary name.
+// also through a temporary name. --check-hazards first replays the program
+// against the latency rules (Hazards.h) and, when any read comes before the
+// write it depends on completes, prints one file:line:column: hazard: ...
+// line each and exits with status 1 without running it.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mncc/emu/Hazards.h"
 #include "mncc/emu/Machine.h"
 #include "mncc/emu/Parser.h"
 #include "mncc/emu/Timing.h"
@@ -30,11 +35,13 @@ namespace {
 
 void usage(std::FILE *out) {
   std::fputs("usage: mncc-sim -i <program.vsm> [-d <dump.txt>] [--stats]\n"
-             "                [--trace <trace.json>]\n"
+             "                [--trace <trace.json>] [--check-hazards]\n"
              "  Runs an MN-Core 2 assembly program on the emulator and\n"
              "  writes the 'd get' dump lines to the dump file (stdout if\n"
              "  -d is not given). --stats prints steps, cycles and busy\n"
-             "  cycles per unit; --trace writes a Chrome/Perfetto trace.\n",
+             "  cycles per unit; --trace writes a Chrome/Perfetto trace.\n"
+             "  --check-hazards reports every read that comes before the\n"
+             "  write it depends on completes, and fails if there is one.\n",
              out);
 }
 
@@ -85,7 +92,7 @@ bool writeFileAtomically(const std::string &path, const std::string &text) {
 
 int main(int argc, char **argv) {
   std::string input, dumpPath, tracePath;
-  bool stats = false;
+  bool stats = false, checkHazardsFirst = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if ((arg == "-i" || arg == "-d") && i + 1 < argc) {
@@ -94,6 +101,8 @@ int main(int argc, char **argv) {
       tracePath = argv[++i];
     } else if (arg == "--stats") {
       stats = true;
+    } else if (arg == "--check-hazards") {
+      checkHazardsFirst = true;
     } else if (arg == "-h" || arg == "--help") {
       usage(stdout);
       return 0;
@@ -120,6 +129,16 @@ int main(int argc, char **argv) {
   if (!parseProgram(text, input, program, error)) {
     std::fprintf(stderr, "%s\n", error.str().c_str());
     return 1;
+  }
+  if (checkHazardsFirst) {
+    std::vector<Hazard> hazards = checkHazards(program);
+    for (const Hazard &hazard : hazards)
+      std::fprintf(stderr, "%s\n", hazard.str(input).c_str());
+    if (!hazards.empty()) {
+      std::fprintf(stderr, "mncc-sim: %zu hazard%s found\n", hazards.size(),
+                   hazards.size() == 1 ? "" : "s");
+      return 1;
+    }
   }
   std::unique_ptr<Machine> machine(new Machine);
   Timing timing(!tracePath.empty());

@@ -12,6 +12,7 @@
 #ifndef MNCC_EMU_MACHINE_H
 #define MNCC_EMU_MACHINE_H
 
+#include "mncc/emu/Numerics.h"
 #include "mncc/emu/Parser.h"
 #include "mncc/emu/Program.h"
 
@@ -88,6 +89,8 @@ public:
   /// Runs a program from the current state, appending the `d get` dump lines
   /// to Dump. Returns false with Error set when a statement cannot run.
   bool run(const Program &program, std::string &dump, Diagnostic &error);
+  /// The same; with a null dump the `d get` statements are skipped.
+  bool run(const Program &program, std::string *dump, Diagnostic &error);
   /// Counts steps and cycles of later runs into timer (null: none). Timing
   /// is kept per statement, outside the per-PE loops.
   void setTiming(Timing *timer) { Timer = timer; }
@@ -108,13 +111,29 @@ public:
   void writeUpper(Space space, unsigned index, uint64_t address,
                   uint64_t value);
 
+  /// Bulk access for staging (Simulator checks the ranges): long words
+  /// [address, address + count) of one instance of a memory, a PE for LM0,
+  /// LM1, GRF0 and GRF1 (long word k is words 2k and 2k + 1), an L1B for
+  /// L1BM, an L2B for L2BM, a group for PDM and DRAM. The range must lie
+  /// inside the memory.
+  void writeLongWords(Space space, unsigned instance, uint64_t address,
+                      const uint64_t *data, uint64_t count);
+  void readLongWords(Space space, unsigned instance, uint64_t address,
+                     uint64_t *data, uint64_t count) const;
+  /// The same range of every instance: data holds count long words per
+  /// instance, instance after instance, or (broadcast) one set for all.
+  void writeLongWordsOfAll(Space space, uint64_t address, const uint64_t *data,
+                           uint64_t count, bool broadcast);
+  void readLongWordsOfAll(Space space, uint64_t address, uint64_t *data,
+                          uint64_t count) const;
+
   /// Executes one PE statement (exposed for tests).
   void executeStep(const Statement &stmt);
   /// Long word 0..3 of a matrix register row (0..15): a double element, or
   /// two singles, or four halves, most significant first.
   uint64_t matrixElement(Space space, unsigned mab, unsigned row,
                          unsigned column) const {
-    return const_cast<Machine *>(this)->matrixWord(space, mab, row, column);
+    return matrixWordValue(space, mab, row, column);
   }
 
 private:
@@ -139,9 +158,26 @@ private:
   void executeMau(const Expression &expr, const WideLanes *const *sources,
                   WideLanes &result, uint8_t *flags) const;
 
+  /// A matrix register decoded for the MAU's matrix-vector products at one
+  /// precision. It is decoded again when the register may have changed
+  /// (matrixWord clears Valid) or is read at another precision.
+  struct DecodedMatrix {
+    Precision Prec;
+    bool Valid;
+    DecodedHalfMatrix Half;
+    DecodedPseudoSingleBlock PseudoSingleRows[8];
+  };
+  /// The decoded register (Prec H or G) of a MAB (Machine.cpp).
+  const DecodedMatrix &decodedMatrix(Space space, unsigned mab,
+                                     Precision prec) const;
+
   // Transfers (ExecuteTransfer.cpp).
+  /// Long word of a matrix register row for writing: every write goes
+  /// through here, which marks the register's decoded copy stale.
   uint64_t &matrixWord(Space space, unsigned mab, unsigned row,
                        unsigned column);
+  uint64_t matrixWordValue(Space space, unsigned mab, unsigned row,
+                           unsigned column) const;
   static unsigned matrixElementBits(Precision prec);
   uint64_t matrixElementAt(Space space, unsigned mab, unsigned row,
                            unsigned column, unsigned bits) const;
@@ -160,11 +196,20 @@ private:
   std::unique_ptr<WideLanes[]> AluForward, MauForward, LbForward, MreadForward;
   ZeroedArray<uint64_t> L1bm, L2bm, Pdm;
   /// Matrix registers x and y of each MAB: 16 rows of 4 long words,
-  /// Matrices[((plane * NumMabs + mab) * 16 + row) * 4 + column].
+  /// Matrices[((plane * NumMabs + mab) * 16 + row) * 4 + column]. Write
+  /// only through matrixWord (DecodedMatrices follows the writes).
   ZeroedArray<uint64_t> Matrices;
+  /// Decode cache of the matrix registers, same order as Matrices.
+  mutable ZeroedArray<DecodedMatrix> DecodedMatrices;
   std::unordered_map<uint64_t, std::unique_ptr<uint64_t[]>> Dram;
   MaskControl DefaultMask;
   Timing *Timer = nullptr;
+  /// The L1BM turnaround registers (`$lbi`), TurnaroundLongWords per L1B,
+  /// allocated on first use (ExecuteTransfer.cpp), and whether the step
+  /// being committed updates them (not under nop / noforward).
+  std::unique_ptr<uint64_t[]> Turnaround;
+  bool TurnaroundUpdates = true;
+  uint64_t &turnaroundWord(unsigned l1b, uint64_t offset);
 };
 
 } // namespace mncc::emu

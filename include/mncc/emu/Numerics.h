@@ -523,6 +523,88 @@ void toBlockFloatHalf(const uint16_t *in, uint16_t *out, unsigned n,
 uint16_t halfBlockFloatToExtended(uint16_t element);
 
 //===----------------------------------------------------------------------===//
+// MAU matrix-vector mode on decoded operands
+//===----------------------------------------------------------------------===//
+//
+// The same arithmetic as mauMatVecHalf / mauMatVecPseudoSingle, split so the
+// emulator decodes each block float once (a matrix register row once per
+// register contents, the vector once per cycle) and the inner sums run over
+// plain integers. Every element of a block is read at the block exponent
+// (the largest exponent field of the block), so a decoded element is just
+// its signed mantissa; the products and their sum are then exact integers
+// and only the final addition of c and the rounding remain.
+//
+// A half block with an extended element takes a slower integer loop that
+// rounds those products on their own, as the multiplier does. A block with
+// an infinite element is marked NeedsExactPath: its products go through the
+// per-element functions above. The results are the same bit for bit in
+// every case.
+
+/// A half block float (hmfma, hmmul) decoded for the MAU.
+struct DecodedHalfBlock {
+  /// Signed mantissa fields; 0 for a zero element (exponent field 0 and
+  /// mantissa 0). Aligned for 16-byte vector loads.
+  alignas(16) int16_t Significand[HalfBlockSize];
+  /// The same with the extended elements zeroed: the products of two of
+  /// these are the exact, unrounded ones.
+  alignas(16) int16_t NormalSignificand[HalfBlockSize];
+  /// Bit i: element i is extended (exponent field 0, mantissa not 0), its
+  /// products round on their own.
+  uint32_t ExtendedMask;
+  /// The block exponent field: the largest exponent field of the block.
+  int32_t BlockExponent;
+  /// The weight of one mantissa unit, 2^(BlockExponent - bias - 8).
+  float UnitWeight;
+  /// An infinite element: use the per-element path.
+  bool NeedsExactPath;
+  /// The elements as given.
+  uint16_t Bits[HalfBlockSize];
+};
+
+/// A pseudo-single block float (gmfma, gmmul) decoded for the MAU.
+struct DecodedPseudoSingleBlock {
+  /// Signed mantissa fields without the ignored low bits (18 bits).
+  int32_t Significand[PseudoSingleBlockSize];
+  int32_t BlockExponent;
+  /// An infinite element: use the per-element path.
+  bool NeedsExactPath;
+  uint32_t Bits[PseudoSingleBlockSize];
+};
+
+/// A 16 x 16 half matrix register decoded for the MAU, row by row.
+struct DecodedHalfMatrix {
+  DecodedHalfBlock Rows[HalfBlockSize];
+  /// Rows[r].UnitWeight, side by side for the vectorised tail.
+  float RowWeights[HalfBlockSize];
+  /// Bit r: row r has an extended element.
+  uint32_t ExtendedRows;
+  /// Bit r: row r has an infinite element.
+  uint32_t ExactRows;
+};
+
+void decodeHalfBlock(const uint16_t *elements, DecodedHalfBlock &out);
+/// The same for the 16 halves of four long words, most significant first
+/// in each (a matrix register row, or the vector the four PEs of a MAB
+/// supply).
+void decodeHalfBlockOfLongWords(const uint64_t *words, DecodedHalfBlock &out);
+/// The 16 rows of a matrix register, four long words each.
+void decodeHalfMatrix(const uint64_t *words, DecodedHalfMatrix &out);
+void decodePseudoSingleBlock(const uint32_t *elements,
+                             DecodedPseudoSingleBlock &out);
+
+/// y[r] = row r . vector + c[r] for the 16 rows, bit for bit the result of
+/// mauMatVecHalf(matrix.Rows[r].Bits, vector.Bits, 16, c[r], reduceToHalf).
+void mauMatVecHalfMatrix(const DecodedHalfMatrix &matrix,
+                         const DecodedHalfBlock &vector, const uint32_t *c,
+                         uint32_t *y, bool reduceToHalf = false);
+/// The same for pseudo-single blocks of 8 and mauMatVecPseudoSingle.
+void mauMatVecPseudoSingleRows(const DecodedPseudoSingleBlock *rows,
+                               unsigned rowCount,
+                               const DecodedPseudoSingleBlock &vector,
+                               const uint32_t *c, uint32_t *y,
+                               bool reduceToHalf = false);
+
+//===----------------------------------------------------------------------===//
 // RRN floating point add reduction
 //===----------------------------------------------------------------------===//
 

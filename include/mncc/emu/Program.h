@@ -81,6 +81,9 @@ struct Operand {
   uint16_t Stride = 0;
   /// LM0 indirect through T ("$mt").
   bool ThroughT = false;
+  /// The L1BM turnaround register ("$lbi", manual 3.6.8) instead of an
+  /// L1BM address.
+  bool Turnaround = false;
   /// MAB address adjustment ("j<madpe>"): PEs up to MaPe add one width.
   bool MabAdjust = false;
   uint8_t MaPe = 0;
@@ -130,6 +133,8 @@ enum class Opcode : uint8_t {
   Ftoi,
   Bfn,
   Bfe,
+  Packbit,
+  Rsqrt,
   // MAU vector mode (manual 3.6.6, 4)
   VFma,
   VMul,
@@ -150,6 +155,8 @@ enum class Opcode : uint8_t {
   L2bmAt, ///< l2bm@<l1b>: one L1BM -> L2BM, 64 long words
   L2bmR,  ///< l2bmr<rrn>[@<l1b>]: L1BMs reduced into the L2BM
   L2bmD,  ///< l2bmd: distribution (L2BM -> L1BMs) or gathering
+  L2bmB2, ///< l2bmb2[@<l1b>]: L2BM -> pairs of L1BMs, 16 long words each
+  L2bmR2, ///< l2bmr2<rrn>: pairs of L1BMs reduced into the L2BM
   // Matrix registers, double precision (manual 3.6.6).
   MWrite,
   MRead,
@@ -225,14 +232,16 @@ enum MaskTarget : uint8_t {
 };
 
 /// An MV transfer (manual 3.5): mvp (point to point), mvr (reduction over
-/// the eight L2BMs), mvb and mvb2 (broadcasts) run so far.
+/// the eight L2BMs), mvr2 (over the two L2BMs of a group), mvb and mvb2
+/// (broadcasts) run so far.
 struct MvTransfer {
   enum Kind : uint8_t {
     Nop,
-    Point,     ///< mvp
-    Reduce,    ///< mvr<rrn>: the eight L2BMs reduced
-    Broadcast, ///< mvb: one PDM or DRAM area to every L2BM
-    Broadcast2 ///< mvb2: each group's DRAM to its two L2BMs
+    Point,      ///< mvp
+    Reduce,     ///< mvr<rrn>: the eight L2BMs reduced
+    Broadcast,  ///< mvb: one PDM or DRAM area to every L2BM
+    Broadcast2, ///< mvb2: each group's DRAM to its two L2BMs
+    Reduce2     ///< mvr2<rrn>: each group's two L2BMs reduced
   };
   RrnOp Reduction = RrnOp::FAdd;
   Precision Prec = Precision::None;
@@ -243,6 +252,8 @@ struct MvTransfer {
   uint64_t FromAddress = 0, ToAddress = 0;
   /// Group and L2B of each end; -1 = every group (parallel transfers).
   int8_t FromGroup = -1, FromL2b = -1, ToGroup = -1, ToL2b = -1;
+  /// Columns of the source and destination operands, for diagnostics.
+  uint32_t FromColumn = 0, ToColumn = 0;
 };
 
 /// One statement (line) of a program.

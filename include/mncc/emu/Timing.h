@@ -87,6 +87,10 @@ public:
   const std::vector<TraceEvent> &events() const { return Events; }
   /// Current PE cycle: the issue cycle of the next PE step.
   uint64_t cycle() const { return Now; }
+  /// Slot and completion cycle of the last MV statement accounted (the
+  /// hazard checker's clock for MV reads and writes).
+  uint64_t lastMvStart() const { return LastMvStart; }
+  uint64_t lastMvEnd() const { return LastMvEnd; }
 
   /// The counters as text, one "name: value" per line.
   std::string report() const;
@@ -111,6 +115,7 @@ private:
   uint64_t MvFree = 0;
   /// Completion cycle of the last MV transfer.
   uint64_t MvDone = 0;
+  uint64_t LastMvStart = 0, LastMvEnd = 0;
   /// Completion cycle of the last MV transfer of each tag.
   std::unordered_map<uint32_t, uint64_t> TagDone;
   std::vector<TraceEvent> Events;

@@ -265,7 +265,7 @@ TEST(EmuParserTransfers, DecodesMvp) {
   EXPECT_EQ(p.Statements[0].StmtKind, Statement::Mv);
   EXPECT_EQ(a.TransferKind, MvTransfer::Point);
   EXPECT_EQ(a.Size, 512u);
-  EXPECT_EQ(a.Tag, 23u);
+  EXPECT_EQ(a.Tag, 0x23u); // tags are hexadecimal (decision S25)
   EXPECT_EQ(a.From, Space::PDM);
   EXPECT_EQ(a.FromAddress, 3584u);
   EXPECT_EQ(a.FromGroup, 0);
@@ -284,7 +284,7 @@ TEST(EmuParserTransfers, RejectsMalformedTransfers) {
   EXPECT_NE(parseError("l1bmrffaddr $lr0 $lb0\n").Message.find("reduction"),
             std::string::npos);
   EXPECT_NE(
-      parseError("fmfma $lx $lr0 $lr2 $lr4\n").Message.find("not modelled"),
+      parseError("fmfmau $lx $lr0 $lr2 $lr4\n").Message.find("only dmfma"),
       std::string::npos);
   EXPECT_NE(parseError("hmmulu $lx $lr0 $lr2\n").Message.find("only dmfma"),
             std::string::npos);
@@ -342,8 +342,17 @@ TEST(EmuParserTransfers, DecodesReductionsAboveTheL1bm) {
   EXPECT_EQ(mv.ToGroup, 1);
   EXPECT_NE(parseError("mvrffadd/n8 $lc0@0.1 $d0\n").Message.find("every"),
             std::string::npos);
-  EXPECT_NE(parseError("mvr2ffadd/n8 $lc0 $d0\n").Message.find("MV"),
+  EXPECT_NE(parseError("mvr4ffadd/n8 $lc0 $d0\n").Message.find("MV"),
             std::string::npos);
+  EXPECT_NE(parseError("mvr2ffadd/n8 $lc0@0.1 $d0\n").Message.find("both"),
+            std::string::npos);
+  EXPECT_NE(parseError("mvr2ffadd/n8 $lc0 $d0@1\n").Message.find("own"),
+            std::string::npos);
+  const MvTransfer &pairs =
+      parseOk("mvr2ffadd/n8i1f $lc0@2 $p8\n").Statements[0].Transfer;
+  EXPECT_EQ(pairs.TransferKind, MvTransfer::Reduce2);
+  EXPECT_EQ(pairs.FromGroup, 2);
+  EXPECT_EQ(pairs.Tag, 0x1fu);
 }
 
 TEST(EmuParserTransfers, DecodesBroadcastsDistributionAndDramLines) {

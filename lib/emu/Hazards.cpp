@@ -1,0 +1,626 @@
+//===- Hazards.cpp - Read-before-write checks of a VSM program ------------===//
+//
+// Replays the statement stream on the Timing clock and keeps the writes
+// still in flight as address ranges with the cycle they complete; every
+// read is checked against them. VSM has no branches, so one pass over the
+// program is exact except for addresses only known at run time (through T,
+// per-PE base addresses), which decisions H10 and H11 settle.
+// docs/target/mncore2.md, "Hazard checks", has the model and H1-H13.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mncc/emu/Hazards.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace mncc::emu {
+
+namespace {
+
+const char *latchName(int kind) {
+  static const char *const Names[] = {"$aluf", "$mauf", "$lbf", "$mreadf"};
+  return Names[kind];
+}
+
+bool isAluOp(Opcode op) { return op >= Opcode::Zero && op < Opcode::VFma; }
+
+bool isMauOp(Opcode op) {
+  switch (op) {
+  case Opcode::VFma:
+  case Opcode::VMul:
+  case Opcode::VAdd:
+  case Opcode::VPassa:
+  case Opcode::MFma:
+  case Opcode::MMul:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// L1BM -> PE transfers, the producers of $lbf.
+bool isL1bmToPe(const Expression &expr) {
+  switch (expr.Op) {
+  case Opcode::L1bmP:
+  case Opcode::L1bmM:
+  case Opcode::L1bmM4:
+    return true;
+  case Opcode::L1bmD:
+    return !expr.ToUpper;
+  default:
+    return false;
+  }
+}
+
+/// PE -> L1BM transfers and their RRN stages of four (decision H6).
+bool isPeToL1bm(const Expression &expr, unsigned &stages) {
+  stages = 0;
+  switch (expr.Op) {
+  case Opcode::L1bmMAt:
+  case Opcode::L1bmM4At:
+    return true;
+  case Opcode::L1bmR4:
+    stages = 1;
+    return true;
+  case Opcode::L1bmR:
+    stages = 2;
+    return true;
+  case Opcode::L1bmD:
+    return expr.ToUpper;
+  default:
+    return false;
+  }
+}
+
+/// Long words per cycle and width unit of an L1BM layout (decision S17).
+uint64_t l1bmGroup(Opcode op) {
+  switch (op) {
+  case Opcode::L1bmP:
+    return 1;
+  case Opcode::L1bmM:
+  case Opcode::L1bmMAt:
+  case Opcode::L1bmR:
+    return 4;
+  case Opcode::L1bmM4:
+  case Opcode::L1bmM4At:
+  case Opcode::L1bmR4:
+    return 16;
+  default:
+    return 64;
+  }
+}
+
+uint32_t wordSpace(Space where) {
+  return where == Space::LM0 || where == Space::LM1 ? 4096 : 512;
+}
+
+int latchOf(Space where) {
+  switch (where) {
+  case Space::ForwardAlu:
+    return 0;
+  case Space::ForwardMau:
+    return 1;
+  case Space::ForwardLb:
+    return 2;
+  case Space::ForwardMread:
+    return 3;
+  default:
+    return -1;
+  }
+}
+
+/// The multi-line mask covers a destination kind (manual 3.6.2.1).
+bool defaultMaskCovers(const MaskControl &mask, Space where) {
+  uint8_t bit = 0;
+  switch (where) {
+  case Space::GRF0:
+    bit = MaskGrf0;
+    break;
+  case Space::GRF1:
+    bit = MaskGrf1;
+    break;
+  case Space::T:
+    bit = MaskT;
+    break;
+  case Space::LM0:
+  case Space::BarLM0:
+    bit = MaskLm0;
+    break;
+  case Space::LM1:
+  case Space::BarLM1:
+    bit = MaskLm1;
+    break;
+  case Space::MaskReg:
+    bit = MaskMaskReg;
+    break;
+  default:
+    return false;
+  }
+  // No target letter means every kind.
+  return mask.Targets == 0 || (mask.Targets & bit);
+}
+
+std::string locationName(Space where, int unit, uint64_t address) {
+  char buffer[64];
+  const char *prefix = "";
+  switch (where) {
+  case Space::LM0:
+    prefix = "$m";
+    break;
+  case Space::LM1:
+    prefix = "$n";
+    break;
+  case Space::GRF0:
+    prefix = "$r";
+    break;
+  case Space::GRF1:
+    prefix = "$s";
+    break;
+  case Space::T:
+    std::snprintf(buffer, sizeof buffer, "$t (cycle %llu)",
+                  (unsigned long long)address);
+    return buffer;
+  case Space::MaskReg:
+    prefix = "$omr";
+    break;
+  case Space::BarLM0:
+    return "$mb";
+  case Space::BarLM1:
+    return "$nb";
+  case Space::MatX:
+    prefix = "$lx";
+    break;
+  case Space::MatY:
+    prefix = "$ly";
+    break;
+  case Space::L1BM:
+    prefix = "$lb";
+    break;
+  case Space::L2BM:
+    prefix = "$lc";
+    break;
+  case Space::PDM:
+    prefix = "$p";
+    break;
+  case Space::DRAM:
+    prefix = "$d";
+    break;
+  default:
+    prefix = "$?";
+    break;
+  }
+  int n = std::snprintf(buffer, sizeof buffer, "%s%llu", prefix,
+                        (unsigned long long)address);
+  if (unit >= 0 && n > 0 && size_t(n) < sizeof buffer) {
+    if (where == Space::L2BM)
+      std::snprintf(buffer + n, sizeof buffer - size_t(n), "@%d.%d", unit / 2,
+                    unit % 2);
+    else if (where == Space::PDM || where == Space::DRAM)
+      std::snprintf(buffer + n, sizeof buffer - size_t(n), "@%d", unit);
+  }
+  return buffer;
+}
+
+/// The unit index of an MV end: the group of PDM and DRAM, group * 2 +
+/// L2B of an L2BM; -1 when every group takes part.
+int mvUnit(Space where, int8_t group, int8_t l2b) {
+  if (group < 0)
+    return -1;
+  if (where == Space::L2BM)
+    return group * 2 + (l2b < 0 ? 0 : l2b);
+  return group;
+}
+
+} // namespace
+
+std::string Hazard::str(std::string_view file) const {
+  char buffer[512];
+  if (StaleForwarding) {
+    if (WriterLine)
+      std::snprintf(
+          buffer, sizeof buffer,
+          ":%u:%u: hazard: %s read in cycle %llu (step %llu) holds "
+          "no result: the step at line %u updated it without one",
+          Line, Column, Location.c_str(), (unsigned long long)ReadCycle,
+          (unsigned long long)(ReadCycle / CyclesPerStep), WriterLine);
+    else
+      std::snprintf(buffer, sizeof buffer,
+                    ":%u:%u: hazard: %s read in cycle %llu (step %llu) "
+                    "before any step wrote it",
+                    Line, Column, Location.c_str(),
+                    (unsigned long long)ReadCycle,
+                    (unsigned long long)(ReadCycle / CyclesPerStep));
+  } else {
+    std::snprintf(buffer, sizeof buffer,
+                  ":%u:%u: hazard: %s read in cycle %llu (step %llu) before "
+                  "the write from line %u completes in cycle %llu",
+                  Line, Column, Location.c_str(), (unsigned long long)ReadCycle,
+                  (unsigned long long)(ReadCycle / CyclesPerStep), WriterLine,
+                  (unsigned long long)ReadyCycle);
+  }
+  return std::string(file) + buffer;
+}
+
+bool HazardChecker::checkRead(const Range &r, uint64_t at, uint32_t line,
+                              uint32_t column) {
+  const InFlight *latest = nullptr;
+  for (const InFlight &w : Pending) {
+    if (w.Target.Where != r.Where || w.Ready <= at)
+      continue;
+    if (w.Target.Unit >= 0 && r.Unit >= 0 && w.Target.Unit != r.Unit)
+      continue;
+    if (w.Target.High <= r.Low || r.High <= w.Target.Low)
+      continue;
+    if (!latest || w.Ready > latest->Ready)
+      latest = &w;
+  }
+  if (!latest)
+    return false;
+  // One report per operand and statement: the earliest cycle is enough.
+  if (std::find(Reported.begin(), Reported.end(), column) != Reported.end())
+    return true;
+  Reported.push_back(column);
+  Hazard h;
+  h.Line = line;
+  h.Column = column;
+  h.Location = locationName(r.Where, r.Unit >= 0 ? r.Unit : latest->Target.Unit,
+                            std::max(r.Low, latest->Target.Low));
+  h.ReadCycle = at;
+  h.WriterLine = latest->Line;
+  h.ReadyCycle = latest->Ready;
+  Found.push_back(std::move(h));
+  return true;
+}
+
+void HazardChecker::addWrite(const Range &r, uint64_t ready, uint32_t line) {
+  InFlight w;
+  w.Target = r;
+  w.Ready = ready;
+  w.Line = line;
+  Pending.push_back(w);
+}
+
+namespace {
+
+/// The storage a PE operand touches in one cycle; false when it touches
+/// none or its address is only known at run time (through T, decision
+/// H10).
+bool peRange(const Operand &op, unsigned cycle, Space &where, uint64_t &low,
+             uint64_t &high) {
+  where = op.Where;
+  switch (op.Where) {
+  case Space::LM0:
+  case Space::LM1:
+  case Space::GRF0:
+  case Space::GRF1: {
+    if (op.ThroughT)
+      return false;
+    uint64_t words = uint64_t(op.Size);
+    uint64_t address = op.Flat ? op.Address[cycle]
+                               : op.Address[0] + uint64_t(op.Stride) * cycle;
+    address %= wordSpace(op.Where);
+    address &= ~(words - 1);
+    low = address;
+    // j<madpe> moves some PEs one width on: either range may be touched.
+    high = address + words * (op.MabAdjust ? 2 : 1);
+    return true;
+  }
+  case Space::T:
+    // One double long word per cycle (decision S4).
+    low = cycle;
+    high = cycle + 1;
+    return true;
+  case Space::MaskReg:
+    low = op.Address[0];
+    high = low + 1;
+    return true;
+  case Space::BarLM0:
+  case Space::BarLM1:
+    low = 0;
+    high = 1;
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+bool HazardChecker::addressReads(const Operand &op, uint64_t issue,
+                                 uint32_t line) {
+  // Address inputs are read a step ahead of the data (decision H8): the
+  // base address register of every LM access, T for "$mt".
+  uint64_t at =
+      issue >= latency::AddressLead ? issue - latency::AddressLead : 0;
+  if (op.Where == Space::LM0 || op.Where == Space::LM1) {
+    Range bar;
+    bar.Where = op.Where == Space::LM0 ? Space::BarLM0 : Space::BarLM1;
+    bar.High = 1;
+    if (checkRead(bar, at, line, op.Column))
+      return true;
+  }
+  if (op.ThroughT) {
+    Range t;
+    t.Where = Space::T;
+    t.High = 4; // cycle c reads slot c
+    if (checkRead(t, at, line, op.Column))
+      return true;
+  }
+  return false;
+}
+
+void HazardChecker::operandReads(const Operand &op, uint64_t issue,
+                                 uint32_t line) {
+  int latch = latchOf(op.Where);
+  if (latch >= 0) {
+    const Latch &l = Latches[latch];
+    if (l.HoldsResult)
+      return;
+    if (std::find(Reported.begin(), Reported.end(), op.Column) !=
+        Reported.end())
+      return;
+    Reported.push_back(op.Column);
+    Hazard h;
+    h.Line = line;
+    h.Column = op.Column;
+    h.Location = latchName(latch);
+    h.ReadCycle = issue;
+    h.WriterLine = l.Line;
+    h.StaleForwarding = true;
+    Found.push_back(std::move(h));
+    return;
+  }
+  if (addressReads(op, issue, line))
+    return;
+  for (unsigned cycle = 0; cycle < 4; ++cycle) {
+    Range r;
+    if (peRange(op, cycle, r.Where, r.Low, r.High) &&
+        checkRead(r, issue, line, op.Column))
+      return;
+  }
+}
+
+void HazardChecker::maskReads(const MaskSpec &mask, const Operand *destination,
+                              uint32_t column, uint64_t issue, uint32_t line) {
+  unsigned entry = 0;
+  if (mask.MaskKind == MaskSpec::Register)
+    entry = mask.Entry;
+  else if (mask.MaskKind == MaskSpec::Default && destination &&
+           DefaultMask.Entry >= 1 && DefaultMask.Entry <= 15 &&
+           defaultMaskCovers(DefaultMask, destination->Where))
+    entry = DefaultMask.Entry;
+  if (!entry)
+    return;
+  Range r;
+  r.Where = Space::MaskReg;
+  r.Low = entry;
+  r.High = entry + 1;
+  checkRead(r, issue, line, column);
+}
+
+void HazardChecker::operandWrites(const Operand &op, uint64_t issue,
+                                  uint64_t latency, uint32_t line) {
+  for (unsigned cycle = 0; cycle < 4; ++cycle) {
+    Range r;
+    if (peRange(op, cycle, r.Where, r.Low, r.High))
+      addWrite(r, issue + latency, line);
+  }
+}
+
+void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
+  uint32_t line = stmt.Line;
+  bool forward = true;
+  for (const Expression &expr : stmt.Expressions)
+    if (expr.Op == Opcode::Nop || expr.Op == Opcode::NoForward)
+      forward = false;
+
+  // Reads first: every expression of the step reads the state from before
+  // it (decision S15), so writes of the same step never satisfy them.
+  for (const Expression &expr : stmt.Expressions) {
+    if (expr.Op == Opcode::Nop || expr.Op == Opcode::NoForward ||
+        expr.Op == Opcode::Wait)
+      continue;
+    for (const Operand &src : expr.Sources) {
+      // The turnaround register is a latch read by the next step, like
+      // the forwarding paths (decision H13).
+      if (src.Turnaround)
+        continue;
+      switch (src.Where) {
+      case Space::L1BM:
+      case Space::L2BM: {
+        // Upper memory sources of L1BM and L2BM instructions.
+        for (unsigned cycle = 0; cycle < 4; ++cycle) {
+          Range r;
+          r.Where = src.Where;
+          uint64_t longs = src.Size == Width::DoubleLong ? 2 : 1;
+          uint64_t count;
+          if (src.Where == Space::L1BM && expr.Op >= Opcode::L1bmP &&
+              expr.Op <= Opcode::L1bmR4)
+            count = l1bmGroup(expr.Op) * longs;
+          else if (expr.Op == Opcode::L2bmD)
+            count = src.Where == Space::L2BM ? 64 : 8;
+          else if (expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2)
+            count = src.Where == Space::L2BM ? 64 : 16;
+          else
+            count = 16; // l2bmb, l2bm@, l2bmr: 16 long words a cycle
+          r.Low = src.Address[0] + cycle * count;
+          r.High = r.Low + count;
+          if (checkRead(r, issue, line, src.Column))
+            break;
+        }
+        break;
+      }
+      case Space::MatX:
+      case Space::MatY: {
+        // Products and transposed reads touch every row each cycle.
+        Range r;
+        r.Where = src.Where;
+        r.High = 16;
+        checkRead(r, issue, line, src.Column);
+        break;
+      }
+      default:
+        operandReads(src, issue, line);
+        break;
+      }
+    }
+    maskReads(expr.ZeroFlush, nullptr, expr.Column, issue, line);
+    for (const Operand &dst : expr.Destinations) {
+      maskReads(dst.WriteMask, &dst, dst.Column, issue, line);
+      addressReads(dst, issue, line);
+    }
+  }
+
+  // Then the writes and when they complete (decisions H2-H7).
+  for (const Expression &expr : stmt.Expressions) {
+    unsigned stages = 0;
+    if (isAluOp(expr.Op) || isMauOp(expr.Op) || isL1bmToPe(expr) ||
+        expr.Op == Opcode::MRead) {
+      uint64_t latency =
+          isMauOp(expr.Op) ? latency::MauWrite : latency::PeWrite;
+      for (const Operand &dst : expr.Destinations)
+        operandWrites(dst, issue, latency, line);
+    } else if (isPeToL1bm(expr, stages)) {
+      const Operand &dst = expr.Destinations[0];
+      if (dst.Turnaround)
+        continue;
+      uint64_t count =
+          l1bmGroup(expr.Op) * (dst.Size == Width::DoubleLong ? 2 : 1);
+      for (unsigned cycle = 0; cycle < 4; ++cycle) {
+        Range r;
+        r.Where = Space::L1BM;
+        r.Low = dst.Address[0] + cycle * count;
+        r.High = r.Low + count;
+        addWrite(r,
+                 issue + latency::UpperWrite + stages * latency::ReductionStage,
+                 line);
+      }
+    } else if (expr.Op == Opcode::MWrite) {
+      const Operand &dst = expr.Destinations[0];
+      bool twoRows = dst.Size == Width::DoubleLong;
+      for (unsigned cycle = 0; cycle < 4; ++cycle) {
+        Range r;
+        r.Where = dst.Where;
+        r.Low = (dst.Address[0] + (twoRows ? 2 * cycle : cycle)) % 16;
+        r.High = r.Low + (twoRows ? 2 : 1);
+        addWrite(r, issue + latency::MatrixWrite, line);
+      }
+    } else if (expr.Op == Opcode::L2bmB || expr.Op == Opcode::L2bmAt ||
+               expr.Op == Opcode::L2bmR || expr.Op == Opcode::L2bmD ||
+               expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2) {
+      const Operand &dst = expr.Destinations[0];
+      // l2bmr reduces eight L1Bs in two stages of four (decision S21),
+      // one L1B with @<l1b> is a copy; l2bmr2 reduces pairs in one stage.
+      uint64_t extra = expr.Op == Opcode::L2bmR && expr.Target < 0
+                           ? 2 * latency::ReductionStage
+                       : expr.Op == Opcode::L2bmR2 ? latency::ReductionStage
+                                                   : 0;
+      uint64_t count = 16;
+      if (expr.Op == Opcode::L2bmD || expr.Op == Opcode::L2bmB2 ||
+          expr.Op == Opcode::L2bmR2)
+        count = dst.Where == Space::L2BM   ? 64
+                : expr.Op == Opcode::L2bmD ? 8
+                                           : 16;
+      for (unsigned cycle = 0; cycle < 4; ++cycle) {
+        Range r;
+        r.Where = dst.Where;
+        r.Low = dst.Address[0] + cycle * count;
+        r.High = r.Low + count;
+        addWrite(r, issue + latency::UpperWrite + extra, line);
+      }
+    }
+  }
+
+  // The forwarding latches (decision H9): a step without nop / noforward
+  // updates all four; the ones whose unit ran no instruction hold nothing
+  // usable afterwards.
+  if (!forward)
+    return;
+  bool produced[NumLatches] = {false, false, false, false};
+  for (const Expression &expr : stmt.Expressions) {
+    if (isAluOp(expr.Op))
+      produced[AluLatch] = true;
+    else if (isMauOp(expr.Op))
+      produced[MauLatch] = true;
+    else if (isL1bmToPe(expr))
+      produced[LbLatch] = true;
+    else if (expr.Op == Opcode::MRead)
+      produced[MreadLatch] = true;
+  }
+  for (int kind = 0; kind < NumLatches; ++kind) {
+    Latches[kind].HoldsResult = produced[kind];
+    Latches[kind].Line = line;
+  }
+}
+
+void HazardChecker::mvStatement(const Statement &stmt) {
+  const MvTransfer &mv = stmt.Transfer;
+  if (mv.TransferKind == MvTransfer::Nop)
+    return;
+  uint64_t start = Clock.lastMvStart(), end = Clock.lastMvEnd();
+  Range from;
+  from.Where = mv.From;
+  from.Low = mv.FromAddress;
+  from.High = mv.FromAddress + mv.Size;
+  from.Unit = mv.TransferKind == MvTransfer::Reduce ||
+                      mv.TransferKind == MvTransfer::Reduce2 ||
+                      mv.TransferKind == MvTransfer::Broadcast2
+                  ? -1
+                  : mvUnit(mv.From, mv.FromGroup, mv.FromL2b);
+  // A transfer reads its source from its first slot on (decision H7).
+  checkRead(from, start, stmt.Line, mv.FromColumn);
+  Range to;
+  to.Where = mv.To;
+  to.Low = mv.ToAddress;
+  to.High = mv.ToAddress + mv.Size;
+  to.Unit = mv.TransferKind == MvTransfer::Broadcast ||
+                    mv.TransferKind == MvTransfer::Broadcast2
+                ? -1
+                : mvUnit(mv.To, mv.ToGroup, mv.ToL2b);
+  if (mv.TransferKind == MvTransfer::Reduce2 && mv.ToGroup < 0)
+    to.Unit = mv.FromGroup;
+  addWrite(to, end, stmt.Line);
+}
+
+void HazardChecker::onStatement(const Statement &stmt) {
+  Reported.clear();
+  if (stmt.StmtKind == Statement::Pe || stmt.StmtKind == Statement::Mv) {
+    // Every later read, PE or MV, happens at or after the current PE
+    // cycle (an address input a step earlier), and the clock only moves
+    // forward: writes complete by then can no longer be hazards.
+    uint64_t now = Clock.cycle();
+    Pending.erase(std::remove_if(Pending.begin(), Pending.end(),
+                                 [&](const InFlight &w) {
+                                   return w.Ready + latency::AddressLead <= now;
+                                 }),
+                  Pending.end());
+  }
+  switch (stmt.StmtKind) {
+  case Statement::Pe:
+    Clock.onStatement(stmt);
+    peStatement(stmt, Clock.cycle() - uint64_t(stmt.Repeat) * CyclesPerStep);
+    return;
+  case Statement::Mv:
+    Clock.onStatement(stmt);
+    mvStatement(stmt);
+    return;
+  case Statement::SetMask:
+    DefaultMask = stmt.Mask;
+    return;
+  case Statement::DebugSet:
+  case Statement::DebugGet:
+    // Emulator controls see the state after every earlier statement has
+    // completed (manual 3.2, d get) and take no time (decision H12).
+    return;
+  }
+}
+
+std::vector<Hazard> checkHazards(const Program &program) {
+  HazardChecker checker;
+  for (const Statement &stmt : program.Statements)
+    checker.onStatement(stmt);
+  return checker.hazards();
+}
+
+} // namespace mncc::emu
