@@ -32,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -60,10 +61,26 @@ void linalg::forceNumThreads(int threads) {
 
 namespace {
 
+/// Spins while `busy()` holds, for at most about `limit` iterations (a few
+/// tens of microseconds); returns whether it stopped holding.
+template <typename Busy> bool spinWhile(Busy &&busy, int limit) {
+  for (int i = 0; i < limit; ++i) {
+    if (!busy())
+      return true;
+#ifdef MNCC_GEMM_X86
+    _mm_pause();
+#endif
+  }
+  return !busy();
+}
+
 /// The helper threads of parallelFor, started once and kept: starting
 /// threads on every call cost ~50-80 us, and a network runs hundreds of
 /// parallel kernels per inference. One job runs at a time; the caller works
-/// on it too.
+/// on it too. Waking a thread blocked on a condition variable takes tens of
+/// microseconds in a VM, about as long as a small kernel, so helpers spin
+/// a while on the job counter before they block, and the caller spins on
+/// the helpers' completion before it blocks (as OpenMP runtimes do).
 class ThreadPool {
 public:
   /// Runs chunks [0, chunks) of `job` on the caller and up to `helpers`
@@ -73,43 +90,70 @@ public:
     std::unique_lock<std::mutex> lock(mutex);
     // A new helper starts at the current generation, so it takes this job.
     for (; started < helpers; ++started)
-      std::thread([this, seen = generation] { work(seen); }).detach();
+      std::thread([this, seen = generation.load()] { work(seen); }).detach();
     current = &job;
     total = chunks;
     next = 0;
     wanted = helpers;
     joined = 0;
-    ++generation;
+    generation.fetch_add(1, std::memory_order_release);
+    bool anyAsleep = sleepers > 0;
     lock.unlock();
-    wake.notify_all();
+    if (anyAsleep)
+      wake.notify_all();
     drain();
     lock.lock();
     // No helper may join after this; wait for those that did.
     wanted = 0;
-    done.wait(lock, [&] { return running == 0; });
+    lock.unlock();
+    if (!spinWhile([&] { return running.load(std::memory_order_acquire) != 0; },
+                   kSpinLimit)) {
+      lock.lock();
+      callerAsleep = true;
+      done.wait(lock, [&] { return running.load() == 0; });
+      callerAsleep = false;
+      lock.unlock();
+    }
     current = nullptr;
   }
 
 private:
+  static constexpr int kSpinLimit = 20000;
+
   void drain() {
     for (int64_t chunk = next++; chunk < total; chunk = next++)
       (*current)(chunk);
   }
 
   void work(uint64_t seen) {
-    std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
-      wake.wait(lock, [&] { return generation != seen; });
-      seen = generation;
+      auto unchanged = [&] {
+        return generation.load(std::memory_order_acquire) == seen;
+      };
+      std::unique_lock<std::mutex> lock(mutex);
+      if (unchanged()) {
+        lock.unlock();
+        if (!spinWhile(unchanged, kSpinLimit)) {
+          lock.lock();
+          ++sleepers;
+          wake.wait(lock, [&] { return !unchanged(); });
+          --sleepers;
+        } else {
+          lock.lock();
+        }
+      }
+      seen = generation.load(std::memory_order_acquire);
       if (joined >= wanted)
         continue; // The job needs fewer helpers, or is over.
       ++joined;
-      ++running;
+      running.fetch_add(1, std::memory_order_acq_rel);
       lock.unlock();
       drain();
-      lock.lock();
-      if (--running == 0)
-        done.notify_all();
+      if (running.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        lock.lock();
+        if (callerAsleep)
+          done.notify_all();
+      }
     }
   }
 
@@ -118,8 +162,10 @@ private:
   const std::function<void(int64_t)> *current = nullptr;
   int64_t total = 0;
   std::atomic<int64_t> next{0};
-  uint64_t generation = 0;
-  int started = 0, wanted = 0, joined = 0, running = 0;
+  std::atomic<uint64_t> generation{0};
+  std::atomic<int> running{0};
+  int started = 0, wanted = 0, joined = 0, sleepers = 0;
+  bool callerAsleep = false;
 };
 
 /// Whether the pool is running a job; a parallelFor that finds it busy
@@ -591,6 +637,65 @@ void singleThreadedBlas() {
   (void)once;
 }
 
+/// One row times a matrix (m == 1: a fully connected layer at batch 1):
+/// packing would copy all of B to use each element once, so read B in
+/// place instead, over column blocks in parallel. Each output's sum runs in
+/// a fixed order (16 interleaved partial sums for a transposed B, then a
+/// fixed tree; plain order otherwise), so the bits depend neither on the
+/// thread count nor, without FMA contraction, on the CPU.
+void gemvRow(int64_t n, int64_t k, float alpha,
+             const linalg::GemmOperands<float> &ops, float beta, float *c,
+             const linalg::GemmEpilogue<float> &epilogue, bool parallel) {
+  constexpr int64_t kLanes = 16, kBlock = 64;
+  auto columns = [&](int64_t begin, int64_t end) {
+    float sums[kBlock];
+    int64_t count = end - begin;
+    if (ops.transB) {
+      for (int64_t j = 0; j < count; ++j) {
+        const float *row = ops.b + (begin + j) * ops.ldb;
+        float acc[kLanes] = {};
+        int64_t p = 0;
+        for (; p + kLanes <= k; p += kLanes)
+          for (int64_t l = 0; l < kLanes; ++l)
+            acc[l] += ops.a[p + l] * row[p + l];
+        for (int64_t l = 0; p + l < k; ++l)
+          acc[l] += ops.a[p + l] * row[p + l];
+        for (int64_t width = kLanes / 2; width > 0; width /= 2)
+          for (int64_t l = 0; l < width; ++l)
+            acc[l] += acc[l + width];
+        sums[j] = acc[0];
+      }
+    } else {
+      std::fill(sums, sums + count, 0.0f);
+      for (int64_t p = 0; p < k; ++p) {
+        float x = ops.a[p];
+        const float *row = ops.b + p * ops.ldb + begin;
+        for (int64_t j = 0; j < count; ++j)
+          sums[j] += x * row[j];
+      }
+    }
+    TileEpilogue finish;
+    if (epilogue.clamp) {
+      finish.clamp = true;
+      finish.lo = epilogue.clamp->lo;
+      finish.hi = epilogue.clamp->hi;
+    }
+    const TileEpilogue *last = epilogue.empty() ? nullptr : &finish;
+    for (int64_t j = 0; j < count; ++j) {
+      float value = alpha * sums[j];
+      float &out = c[begin + j];
+      // Row 0's bias: finishValue indexes the bias by row.
+      finish.bias = epilogue.rowBias;
+      out = finishValue(beta == 0.0f ? value : value + beta * out, last, 0);
+    }
+  };
+  if (parallel && n * k >= (int64_t(1) << 16))
+    linalg::parallelFor(n, kBlock, columns);
+  else
+    for (int64_t begin = 0; begin < n; begin += kBlock)
+      columns(begin, std::min(n, begin + kBlock));
+}
+
 template <typename T>
 void gemmImpl(int64_t m, int64_t n, int64_t k, T alpha,
               const linalg::GemmOperands<T> &ops, T beta, T *c, int64_t ldc,
@@ -619,6 +724,12 @@ void gemmImpl(int64_t m, int64_t n, int64_t k, T alpha,
         c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
     linalg::applyEpilogue(epilogue, 0, m, n, c, ldc);
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (m == 1 && !ops.packB && !ops.packedA && !ops.transA) {
+      gemvRow(n, k, alpha, ops, beta, c, epilogue, parallel);
+      return;
+    }
   }
   // The output splits along its longer side into about 8 blocks whose
   // size depends only on the shape, never on the thread count: each block

@@ -219,7 +219,9 @@ TEST_F(GemmTest, ThreadCountDoesNotChangeBits) {
     ASSERT_TRUE(linalg::forceGemmKernel(kernel));
     const Case cases[] = {{false, false, 256, 196, 700, 1.0f, 0.0f, 0, 0, 0},
                           {false, true, 64, 1000, 300, 1.0f, 1.0f, 0, 0, 0},
-                          {true, false, 333, 77, 513, 0.75f, -0.5f, 1, 2, 3}};
+                          {true, false, 333, 77, 513, 0.75f, -0.5f, 1, 2, 3},
+                          {false, true, 1, 1000, 1280, 1.0f, 0.0f, 0, 0, 0},
+                          {false, false, 1, 999, 700, 1.0f, 0.5f, 0, 1, 0}};
     for (const Case &test : cases) {
       std::mt19937 rng(11);
       Operands ops = makeOperands(test, rng);
@@ -257,15 +259,18 @@ TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
       {false, true, 13, 37, 9, 0.5f, 1.0f, 2, 1, 3},     // edge tiles, beta
       {true, false, 7, 5, 300, 1.0f, 0.0f, 0, 0, 0},
       {false, false, 9, 11, 0, 1.0f, 0.5f, 0, 0, 0},     // k = 0
-      {false, false, 9, 11, 5, 0.0f, 0.0f, 0, 0, 0}};    // alpha = 0
+      {false, false, 9, 11, 5, 0.0f, 0.0f, 0, 0, 0},     // alpha = 0
+      {false, true, 1, 1000, 1280, 1.0f, 0.0f, 0, 3, 0}, // one row
+      {false, false, 1, 77, 300, 0.5f, 1.0f, 0, 2, 0}};
   for (linalg::GemmKernel kernel : availableKernels()) {
     ASSERT_TRUE(linalg::forceGemmKernel(kernel));
     for (const Case &test : cases) {
       std::mt19937 rng(7);
       Operands ops = makeOperands(test, rng);
-      // Special values in A's first column reach whole rows of C.
+      // Special values in A's first column reach whole rows of C (not
+      // the last row, so a one-row product keeps ordinary values).
       const float specials[] = {nan, inf, -inf, 0.0f, -0.0f};
-      for (int64_t i = 0; i < 5 && i < test.m && test.k > 0; ++i)
+      for (int64_t i = 0; i < 5 && i < test.m - 1 && test.k > 0; ++i)
         ops.a[test.transA ? i : i * ops.lda] = specials[i];
       std::vector<float> bias(test.m);
       std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
