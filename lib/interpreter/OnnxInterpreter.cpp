@@ -234,16 +234,17 @@ Status passOnKernel(KernelContext &context) {
 
 } // namespace
 
-/// Finds Conv ops on float32 whose only user is a Relu or a Clip with
-/// constant bounds: the Conv then clamps its output while it is in cache,
-/// saving a pass over memory, and the activation passes the value on. The
-/// results are bit-identical to running both (the same clamp on the same
-/// values).
+/// Finds Conv and Add ops on float32 whose only user is a Relu or a Clip
+/// with constant bounds: the producer then clamps its output while it is
+/// in cache, saving a pass over memory, and the activation passes the value
+/// on. The results are bit-identical to running both (the same clamp on the
+/// same values).
 void Preparer::planFusion(Block &block) {
   if (!options.fuseActivations)
     return;
   for (Operation &op : block) {
-    if (op.getName().getStringRef() != "onnx.Conv" || op.getNumResults() != 1)
+    StringRef name = op.getName().getStringRef();
+    if ((name != "onnx.Conv" && name != "onnx.Add") || op.getNumResults() != 1)
       continue;
     Value result = op.getResult(0);
     auto type = llvm::dyn_cast<TensorType>(result.getType());

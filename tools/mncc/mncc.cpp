@@ -74,7 +74,8 @@ cl::opt<bool> runProfile(
 cl::opt<bool> runFuseActivations(
     "fuse-activations",
     cl::desc("Run a Relu or a constant-bound Clip inside the float32 Conv "
-             "that feeds it (the same result, bit for bit; default on)"),
+             "or Add that feeds it (the same result, bit for bit; default "
+             "on)"),
     cl::init(true), cl::sub(runCommand));
 cl::opt<std::string> runOutputDir("output-dir", cl::Required,
                                   cl::desc("Folder for the outputs"),

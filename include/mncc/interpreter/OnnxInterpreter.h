@@ -40,7 +40,8 @@ struct RunProfile {
 /// How prepare() may rearrange the work; the results are the same either
 /// way, bit for bit.
 struct PrepareOptions {
-  /// Run a Relu or a constant-bound Clip inside the Conv that feeds it.
+  /// Run a Relu or a constant-bound Clip inside the Conv or Add that feeds
+  /// it.
   bool fuseActivations = true;
 };
 

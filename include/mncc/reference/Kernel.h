@@ -72,8 +72,8 @@ struct Attribute {
   DType elementType = DType::Undefined;
 };
 
-/// An activation the interpreter fused into the node before it (Conv then
-/// Relu or Clip): the kernel clamps each output to [lo, hi] exactly as the
+/// An activation the interpreter fused into the node before it (Conv or
+/// Add, then Relu or Clip): the kernel clamps each output to [lo, hi] exactly as the
 /// Clip kernel does (v < lo ? lo : v, then v > hi ? hi : v), while the value
 /// is still in cache. Relu is lo = 0, hi = +infinity, so NaN and -0 pass
 /// as they do through Relu.
@@ -152,7 +152,7 @@ public:
   virtual uint64_t defaultSeed() const = 0;
 
   /// The activation fused into this node, or nullptr. The interpreter
-  /// fuses only into float32 Conv.
+  /// fuses only into float32 Conv and Add.
   virtual const FusedActivation *fusedActivation() const { return nullptr; }
 
   /// The node's cache, when input `index` is the same on every run (an

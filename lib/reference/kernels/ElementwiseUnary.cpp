@@ -13,18 +13,6 @@ using namespace mncc::reference::elementwise;
 
 namespace {
 
-/// Runs fn(begin, end) over [0, count): split over the threads in fixed
-/// chunks when large (elementwise results do not depend on the split), so
-/// that big activations (ReLU6 on MobileNet's 112x112x96 maps) use every
-/// thread; small tensors stay on the calling thread to skip the dispatch.
-template <typename Fn> void forRange(int64_t count, const Fn &fn) {
-  constexpr int64_t kGrain = 1 << 15;
-  if (count < 2 * kGrain)
-    fn(int64_t(0), count);
-  else
-    linalg::parallelFor(count, kGrain, fn);
-}
-
 /// y = op(x) elementwise over the types of Mask; y is bool when op returns
 /// bool (IsNaN, IsInf), else the type of x.
 template <uint32_t Mask, typename Op>
