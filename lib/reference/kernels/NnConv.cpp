@@ -170,12 +170,6 @@ void col2im(const T *col, int64_t channels, const Window &w, T *out) {
   });
 }
 
-#if defined(__GNUC__)
-#define MNCC_ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define MNCC_ALWAYS_INLINE inline
-#endif
-
 /// out[i] = bias + the taps in (kd, kh, kw) order, one rounding per
 /// multiply and per add, for i in [0, count): tap t reads src[t][i]. The
 /// same source compiles for every instruction set without FMA contraction

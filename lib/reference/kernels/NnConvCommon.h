@@ -20,6 +20,15 @@
 #include <string>
 #include <vector>
 
+/// For the helpers of a kernel compiled once per instruction set
+/// (target("avx512f") copies): inlined, they are compiled for the copy's
+/// instruction set instead of being one shared baseline function.
+#if defined(__GNUC__)
+#define MNCC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define MNCC_ALWAYS_INLINE inline
+#endif
+
 namespace mncc::reference::nn {
 
 /// A window geometry over 3 spatial dimensions (D, H, W).

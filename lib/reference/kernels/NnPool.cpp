@@ -10,10 +10,15 @@
 #include "LinalgGemm.h"
 #include "NnConvCommon.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define MNCC_MAXPOOL_AVX512 1
+#include <immintrin.h>
+#endif
 
 using namespace mncc::reference;
 using namespace mncc::reference::nn;
@@ -139,17 +144,131 @@ void rowPool(const Window &w, int64_t planes, const T *in, T *out, T init,
 }
 
 /// max() that propagates NaN (like numpy's max): once NaN, always NaN.
-template <typename T> T maxWithNaN(T best, T value) {
-  return value > best || value != value ? value : best;
+template <typename T> MNCC_ALWAYS_INLINE T maxWithNaN(T best, T value) {
+  // | rather than ||: no branch, so loops over it vectorize.
+  bool take = (value > best) | (value != value);
+  return take ? value : best;
 }
 
-/// MaxPool without Indices: each plane padded with `lowest` (which no
+/// One output row of a pool: out[ow] = the taps combined in order from
+/// `init`, tap t read from src[t][ow]. A 3 x 3 window (the common one)
+/// has its taps fixed at compile time so each output is combined in
+/// registers in one pass.
+template <int FixedTaps, typename T, typename Combine>
+MNCC_ALWAYS_INLINE void combineTaps(const T *const *rows, int64_t taps, T init,
+                        int64_t width, Combine combine, T *out) {
+  if constexpr (FixedTaps > 0) {
+    const T *src[FixedTaps];
+    for (int t = 0; t < FixedTaps; ++t)
+      src[t] = rows[t];
+    T *__restrict dst = out;
+    for (int64_t ow = 0; ow < width; ++ow) {
+      T best = init;
+#pragma GCC unroll 16
+      for (int t = 0; t < FixedTaps; ++t)
+        best = combine(best, src[t][ow]);
+      dst[ow] = best;
+    }
+  } else {
+    std::fill(out, out + width, init);
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t ow = 0; ow < width; ++ow)
+        out[ow] = combine(out[ow], rows[t][ow]);
+  }
+}
+
+/// One plane of MaxPool without Indices, padded with `lowest` (which no
 /// value loses to, so the padding changes nothing) and split by column
-/// phase, then every output row combines its taps in forEachWindow's
-/// (d, h, w) order with unit-stride loops, as rowPool does for the others.
-template <typename T, typename Combine>
+/// phase: every output row combines its taps in forEachWindow's (d, h, w)
+/// order with unit-stride loads. maxWithNaN is a plain max when no NaN
+/// shows up and vectorizes (compare, compare-unordered, blend), so one
+/// pass does for both; scanning the input for NaN first cost a whole
+/// extra read of it.
+template <typename T, typename RowFn>
+MNCC_ALWAYS_INLINE void maxPoolPlane(const T *in, const Window &w,
+                                     const PaddedPlane &shape,
+                                     const int64_t *columnOffset, T lowest,
+                                     T *padded, T *out, RowFn maxRow) {
+  padPlane(in, w, shape, lowest, padded);
+  int64_t taps = w.kernelSize();
+  std::vector<const T *> rows(taps);
+  auto combine = [](T best, T value) { return maxWithNaN(best, value); };
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+      int64_t t = 0;
+      for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+        for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+          int64_t pd = od * w.stride[0] + kd * w.dilation[0];
+          int64_t ph = oh * w.stride[1] + kh * w.dilation[1];
+          const T *line =
+              padded + (pd * shape.extent[1] + ph) * shape.rowLength;
+          for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
+            rows[t++] = line + columnOffset[kw];
+        }
+      T *row = out + (od * w.out[1] + oh) * w.out[2];
+      if (taps == 9 && w.kernel[2] == 3)
+        maxRow(rows.data(), lowest, w.out[2], row);
+      else
+        combineTaps<0>(rows.data(), taps, lowest, w.out[2], combine, row);
+    }
+}
+
+/// The 3 x 3 row of maxPoolPlane in plain C++.
+template <typename T> struct MaxRow9 {
+  void operator()(const T *const *rows, T init, int64_t width, T *out) const {
+    combineTaps<9>(
+        rows, 9, init, width,
+        [](T best, T value) { return maxWithNaN(best, value); }, out);
+  }
+};
+
+using MaxPoolPlaneFn = void (*)(const float *, const Window &,
+                                const PaddedPlane &, const int64_t *, float,
+                                float *, float *);
+
+void maxPoolPlanePortable(const float *in, const Window &w,
+                          const PaddedPlane &shape, const int64_t *offsets,
+                          float lowest, float *padded, float *out) {
+  maxPoolPlane(in, w, shape, offsets, lowest, padded, out, MaxRow9<float>());
+}
+
+#ifdef MNCC_MAXPOOL_AVX512
+
+/// MaxRow9 with AVX-512 by hand (GCC leaves the 9-tap select chain
+/// scalar): take the tap where it is greater (ordered) or NaN, exactly
+/// maxWithNaN's rule, so the bits match the portable build.
+__attribute__((target("avx512f"))) void
+maxRow9Avx512(const float *const *rows, float init, int64_t width,
+              float *out) {
+  const __m512 start = _mm512_set1_ps(init);
+  for (int64_t ow = 0; ow < width; ow += 16) {
+    __mmask16 lanes =
+        width - ow >= 16 ? __mmask16(0xffff)
+                         : __mmask16((1u << (width - ow)) - 1);
+    __m512 best = start;
+    for (int t = 0; t < 9; ++t) {
+      __m512 value = _mm512_maskz_loadu_ps(lanes, rows[t] + ow);
+      __mmask16 take = _mm512_cmp_ps_mask(value, best, _CMP_GT_OQ) |
+                       _mm512_cmp_ps_mask(value, value, _CMP_UNORD_Q);
+      best = _mm512_mask_blend_ps(take, best, value);
+    }
+    _mm512_mask_storeu_ps(out + ow, lanes, best);
+  }
+}
+
+__attribute__((target("avx512f"))) void
+maxPoolPlaneAvx512(const float *in, const Window &w, const PaddedPlane &shape,
+                   const int64_t *offsets, float lowest, float *padded,
+                   float *out) {
+  maxPoolPlane(in, w, shape, offsets, lowest, padded, out,
+               [](const float *const *rows, float init, int64_t width,
+                  float *row) { maxRow9Avx512(rows, init, width, row); });
+}
+#endif
+
+template <typename T>
 void paddedMaxPool(const Window &w, int64_t planes, const T *in, T *out,
-                   T lowest, Combine combine) {
+                   T lowest) {
   PaddedPlane shape(w);
   std::vector<int64_t> columnOffset(w.kernel[2]);
   for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
@@ -162,25 +281,22 @@ void paddedMaxPool(const Window &w, int64_t planes, const T *in, T *out,
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
     std::vector<T> padded(shape.size());
     for (int64_t plane = begin; plane < end; ++plane) {
-      padPlane(in + plane * w.inSize(), w, shape, lowest, padded.data());
-      for (int64_t od = 0; od < w.out[0]; ++od)
-        for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-          T *__restrict row =
-              out + plane * w.outSize() + (od * w.out[1] + oh) * w.out[2];
-          std::fill(row, row + w.out[2], lowest);
-          for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
-            for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
-              int64_t pd = od * w.stride[0] + kd * w.dilation[0];
-              int64_t ph = oh * w.stride[1] + kh * w.dilation[1];
-              const T *line =
-                  padded.data() + (pd * shape.extent[1] + ph) * shape.rowLength;
-              for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-                const T *src = line + columnOffset[kw];
-                for (int64_t ow = 0; ow < w.out[2]; ++ow)
-                  row[ow] = combine(row[ow], src[ow]);
-              }
-            }
-        }
+      const T *source = in + plane * w.inSize();
+      T *target = out + plane * w.outSize();
+      if constexpr (std::is_same_v<T, float>) {
+        static const MaxPoolPlaneFn run = [] {
+#ifdef MNCC_MAXPOOL_AVX512
+          if (__builtin_cpu_supports("avx512f"))
+            return maxPoolPlaneAvx512;
+#endif
+          return maxPoolPlanePortable;
+        }();
+        run(source, w, shape, columnOffset.data(), lowest, padded.data(),
+            target);
+      } else {
+        maxPoolPlane(source, w, shape, columnOffset.data(), lowest,
+                     padded.data(), target, MaxRow9<T>());
+      }
     }
   });
 }
@@ -225,26 +341,7 @@ void maxPool(const Tensor &x, const Window &w, int64_t storageOrder,
   if constexpr (std::numeric_limits<T>::has_infinity)
     lowest = -std::numeric_limits<T>::infinity();
   if (!indexData) {
-    // Without NaNs a plain (branch-free) max gives the same result.
-    // The scan reads the whole input, so it is split over the threads; the
-    // chunks only set a flag, so the split cannot change the result.
-    std::atomic<bool> hasNaN{false};
-    linalg::parallelFor(x.numElements(), 1 << 16,
-                        [&](int64_t begin, int64_t end) {
-                          bool found = false;
-                          for (int64_t i = begin; i < end; ++i)
-                            found |= in[i] != in[i];
-                          if (found)
-                            hasNaN.store(true, std::memory_order_relaxed);
-                        });
-    if (hasNaN)
-      paddedMaxPool(w, planes, in, outData, lowest, [](T best, T value) {
-        return maxWithNaN(best, value);
-      });
-    else
-      paddedMaxPool(w, planes, in, outData, lowest, [](T best, T value) {
-        return value > best ? value : best;
-      });
+    paddedMaxPool(w, planes, in, outData, lowest);
     return;
   }
   forEachWindow(w, planes, [&](int64_t plane, int64_t o, auto &&taps, int64_t) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgGemm.h"
 #include "ShapeUtils.h"
 
 using namespace mncc::reference;
@@ -173,16 +174,38 @@ Status concatKernel(KernelContext &context) {
                                   dtypeName(first.dtype()));
     shape[axis] += input->shape()[axis];
   }
-  Tensor result(first.dtype(), shape);
+  // The copies below write every element (strings start empty as usual).
+  Tensor result = first.dtype() == DType::String
+                      ? Tensor(first.dtype(), shape)
+                      : Tensor::uninitialized(first.dtype(), shape);
   int64_t outer = product(shape, 0, axis);
   int64_t inner = product(shape, axis + 1, shape.size());
+  // One copy per (outer index, input), at offsets known in advance, so
+  // large ones spread over the threads (a batch-1 channel concat is a few
+  // big copies).
+  struct Copy {
+    const Tensor *input;
+    int64_t from, to, count;
+  };
+  std::vector<Copy> copies;
   int64_t out = 0;
   for (int64_t o = 0; o < outer; ++o)
     for (const Tensor *input : inputs) {
       int64_t chunk = input->shape()[axis] * inner;
-      copyElements(result, out, *input, o * chunk, chunk);
+      copies.push_back({input, o * chunk, out, chunk});
       out += chunk;
     }
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      copyElements(result, copies[i].to, *copies[i].input, copies[i].from,
+                   copies[i].count);
+  };
+  bool large = first.dtype() != DType::String &&
+               result.numElements() >= (int64_t(1) << 16);
+  if (large)
+    linalg::parallelFor(static_cast<int64_t>(copies.size()), 1, run);
+  else
+    run(0, static_cast<int64_t>(copies.size()));
   context.setOutput(0, result);
   return Status::success();
 }

@@ -8,6 +8,10 @@
 
 #include "NnTestUtil.h"
 
+#include <cstring>
+#include <limits>
+#include <random>
+
 using namespace mncc::reference;
 using namespace mncc::reference::nntest;
 
@@ -57,6 +61,46 @@ TEST(ReferencePool, MaxPoolPropagatesNaNWithOrWithoutIndices) {
     if (outputs == 2)
       expectTensorNear(context.outputTensor(1),
                        make(DType::Int64, {1, 1, 3}, {1, 1, 2}), 0);
+  }
+}
+
+/// MaxPool without Indices runs on padded planes with vector code for 3 x 3
+/// windows; with Indices it walks each window. Both must give the same
+/// bits, NaN (the first one in the window) and infinities included, for
+/// strides, padding, ceil_mode and row widths that leave vector tails.
+TEST(ReferencePool, MaxPool3x3PathsAgreeBitForBit) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (int64_t width : {7, 16, 17, 33, 56}) {
+    std::vector<double> values(2 * 3 * 9 * width);
+    for (size_t i = 0; i < values.size(); ++i) {
+      float v = dist(rng);
+      if (i % 13 == 5)
+        v = std::numeric_limits<float>::quiet_NaN();
+      else if (i % 29 == 3)
+        v = -std::numeric_limits<float>::infinity();
+      else if (i % 31 == 7)
+        v = std::numeric_limits<float>::infinity();
+      values[i] = v;
+    }
+    Tensor x = make(DType::Float32, {2, 3, 9, width}, values);
+    for (int64_t stride : {1, 2})
+      for (int64_t ceil : {0, 1}) {
+        std::vector<Tensor> results;
+        for (size_t outputs : {1u, 2u}) {
+          SimpleKernelContext context("MaxPool", {Value(x)}, outputs);
+          context.setInts("kernel_shape", {3, 3});
+          context.setInts("strides", {stride, stride});
+          context.setInts("pads", {1, 0, 0, 1});
+          context.setInt("ceil_mode", ceil);
+          ASSERT_TRUE(context.run().ok());
+          results.push_back(context.outputTensor(0));
+        }
+        ASSERT_EQ(results[0].shape(), results[1].shape());
+        EXPECT_EQ(0, std::memcmp(results[0].raw(), results[1].raw(),
+                                 results[0].numElements() * sizeof(float)))
+            << "width " << width << " stride " << stride << " ceil " << ceil;
+      }
   }
 }
 
