@@ -757,20 +757,28 @@ void gemmImpl(int64_t m, int64_t n, int64_t k, T alpha,
   }
 }
 
-} // namespace
-
-void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-                  float alpha, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float beta, float *c, int64_t ldc,
-                  bool parallel, const GemmEpilogue<float> &epilogue) {
-  GemmOperands<float> ops;
+/// The operands of the classic GEMM call: two plain matrices.
+template <typename T>
+linalg::GemmOperands<T> plainOperands(bool transA, const T *a, int64_t lda,
+                                      bool transB, const T *b, int64_t ldb) {
+  linalg::GemmOperands<T> ops;
   ops.transA = transA;
   ops.a = a;
   ops.lda = lda;
   ops.transB = transB;
   ops.b = b;
   ops.ldb = ldb;
-  gemmImpl(m, n, k, alpha, ops, beta, c, ldc, parallel, epilogue);
+  return ops;
+}
+
+} // namespace
+
+void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                  float alpha, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float beta, float *c, int64_t ldc,
+                  bool parallel, const GemmEpilogue<float> &epilogue) {
+  gemmImpl(m, n, k, alpha, plainOperands(transA, a, lda, transB, b, ldb),
+           beta, c, ldc, parallel, epilogue);
 }
 
 void linalg::gemm(int64_t m, int64_t n, int64_t k, float alpha,
@@ -796,14 +804,8 @@ void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   double alpha, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double beta, double *c, int64_t ldc,
                   bool parallel, const GemmEpilogue<double> &epilogue) {
-  GemmOperands<double> ops;
-  ops.transA = transA;
-  ops.a = a;
-  ops.lda = lda;
-  ops.transB = transB;
-  ops.b = b;
-  ops.ldb = ldb;
-  gemmImpl(m, n, k, alpha, ops, beta, c, ldc, parallel, epilogue);
+  gemmImpl(m, n, k, alpha, plainOperands(transA, a, lda, transB, b, ldb),
+           beta, c, ldc, parallel, epilogue);
 }
 
 bool linalg::forceGemmKernel(GemmKernel kernel) {

@@ -269,24 +269,10 @@ MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
     return;
   }
   // Strided: one output row at a time, each tap from its phase.
-  std::vector<int64_t> columnOffset(w.kernel[2]);
-  for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-    int64_t column = kw * w.dilation[2];
-    columnOffset[kw] = (column % w.stride[2]) * shape.phaseLength +
-                       column / w.stride[2];
-  }
+  std::vector<int64_t> columnOffset = shape.columnOffsets(w);
   for (int64_t od = 0; od < w.out[0]; ++od)
     for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-      int64_t t = 0;
-      for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
-        for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
-          int64_t pd = od * w.stride[0] + kd * w.dilation[0];
-          int64_t ph = oh * w.stride[1] + kh * w.dilation[1];
-          const T *row =
-              padded + (pd * shape.extent[1] + ph) * shape.rowLength;
-          for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
-            rows[t++] = row + columnOffset[kw];
-        }
+      shape.tapRows<T>(padded, w, columnOffset.data(), od, oh, rows.data());
       T *dst = out + (od * w.out[1] + oh) * w.out[2];
       if (threeByThree)
         sumTaps<9>(rows.data(), kernel, taps, bias, w.out[2], dst);

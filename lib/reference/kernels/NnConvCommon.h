@@ -186,6 +186,34 @@ struct PaddedPlane {
   int64_t size() const {
     return extent[0] * extent[1] * rowLength + rowLength;
   }
+  /// Where kernel column kw starts inside a phase-split row.
+  std::vector<int64_t> columnOffsets(const Window &w) const {
+    std::vector<int64_t> offsets(w.kernel[2]);
+    for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+      int64_t column = kw * w.dilation[2];
+      offsets[kw] =
+          (column % w.stride[2]) * phaseLength + column / w.stride[2];
+    }
+    return offsets;
+  }
+
+  /// For output row (od, oh): rows[t] = where tap t, in (kd, kh, kw)
+  /// order, reads output column 0 of that row (the next columns follow).
+  template <typename T>
+  void tapRows(const T *padded, const Window &w,
+               const int64_t *columnOffset, int64_t od, int64_t oh,
+               const T **rows) const {
+    int64_t t = 0;
+    for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+      for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+        int64_t pd = od * w.stride[0] + kd * w.dilation[0];
+        int64_t ph = oh * w.stride[1] + kh * w.dilation[1];
+        const T *line = padded + (pd * extent[1] + ph) * rowLength;
+        for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
+          rows[t++] = line + columnOffset[kw];
+      }
+  }
+
   /// Outputs the flat loop computes, the columns past out[2] included.
   int64_t flatCount(const Window &w) const {
     return ((w.out[0] - 1) * extent[1] + w.out[1]) * rowLength;

@@ -195,16 +195,7 @@ MNCC_ALWAYS_INLINE void maxPoolPlane(const T *in, const Window &w,
   auto combine = [](T best, T value) { return maxWithNaN(best, value); };
   for (int64_t od = 0; od < w.out[0]; ++od)
     for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-      int64_t t = 0;
-      for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
-        for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
-          int64_t pd = od * w.stride[0] + kd * w.dilation[0];
-          int64_t ph = oh * w.stride[1] + kh * w.dilation[1];
-          const T *line =
-              padded + (pd * shape.extent[1] + ph) * shape.rowLength;
-          for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
-            rows[t++] = line + columnOffset[kw];
-        }
+      shape.tapRows<T>(padded, w, columnOffset, od, oh, rows.data());
       T *row = out + (od * w.out[1] + oh) * w.out[2];
       if (taps == 9 && w.kernel[2] == 3)
         maxRow(rows.data(), lowest, w.out[2], row);
@@ -270,12 +261,7 @@ template <typename T>
 void paddedMaxPool(const Window &w, int64_t planes, const T *in, T *out,
                    T lowest) {
   PaddedPlane shape(w);
-  std::vector<int64_t> columnOffset(w.kernel[2]);
-  for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-    int64_t column = kw * w.dilation[2];
-    columnOffset[kw] =
-        (column % w.stride[2]) * shape.phaseLength + column / w.stride[2];
-  }
+  std::vector<int64_t> columnOffset = shape.columnOffsets(w);
   int64_t work = std::max<int64_t>(1, w.outSize() * w.kernelSize());
   int64_t grain = std::max<int64_t>(1, 16384 / work);
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
