@@ -79,6 +79,11 @@ struct Attribute {
 /// as they do through Relu.
 struct FusedActivation {
   float lo, hi;
+  /// The clamp on one value, in the compute type T.
+  template <typename T> T apply(T value) const {
+    value = value < T(lo) ? T(lo) : value;
+    return value > T(hi) ? T(hi) : value;
+  }
 };
 
 /// What a kernel derives once from its node's constant inputs and keeps

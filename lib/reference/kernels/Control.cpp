@@ -57,7 +57,7 @@ Status stackScanOutput(std::vector<Tensor> &slices, int64_t axis, bool reverse,
   if (reverse)
     std::reverse(slices.begin(), slices.end());
   int64_t rank = slices.front().rank() + 1;
-  std::optional<int64_t> normalized = normalizeAxis(axis, rank);
+  std::optional<int64_t> normalized = normalizedAxis(axis, rank);
   if (!normalized)
     return Status::error(std::string(opName) + ": scan output axis " +
                          std::to_string(axis) + " is out of range for rank " +
@@ -261,7 +261,7 @@ Status normalizeScanAxes(const std::vector<Tensor> &inputs, const char *name,
     return Status::error(std::string("Scan: ") + name +
                          " needs one entry per scan input");
   for (size_t j = 0; j < inputs.size(); ++j) {
-    std::optional<int64_t> axis = normalizeAxis(axes[j], inputs[j].rank());
+    std::optional<int64_t> axis = normalizedAxis(axes[j], inputs[j].rank());
     if (!axis)
       return Status::error(
           std::string("Scan: ") + name + "[" + std::to_string(j) +

@@ -9,6 +9,8 @@
 #ifndef MNCC_REFERENCE_KERNELS_CONTROLUTIL_H
 #define MNCC_REFERENCE_KERNELS_CONTROLUTIL_H
 
+#include "TensorUtil.h"
+
 #include "mncc/reference/Broadcast.h"
 #include "mncc/reference/Kernel.h"
 
@@ -19,40 +21,11 @@
 
 namespace mncc::reference::control {
 
-/// Copies `count` elements from `source` at element `sourceOffset` to
-/// `target` at `targetOffset`; both must have the same element type.
-inline void copyElements(const Tensor &source, int64_t sourceOffset,
-                         Tensor &target, int64_t targetOffset, int64_t count) {
-  if (count <= 0)
-    return;
-  if (source.dtype() == DType::String) {
-    const auto &from = source.strings();
-    auto &to = target.strings();
-    for (int64_t i = 0; i < count; ++i)
-      to[targetOffset + i] = from[sourceOffset + i];
-    return;
-  }
-  size_t size = dtypeSize(source.dtype());
-  std::memcpy(static_cast<unsigned char *>(target.raw()) + targetOffset * size,
-              static_cast<const unsigned char *>(source.raw()) +
-                  sourceOffset * size,
-              count * size);
-}
-
-/// Product of shape[begin, end).
-inline int64_t product(const std::vector<int64_t> &shape, size_t begin,
-                       size_t end) {
-  int64_t result = 1;
-  for (size_t i = begin; i < end && i < shape.size(); ++i)
-    result *= shape[i];
-  return result;
-}
-
 /// `axis` in [-rank, rank) made non-negative, or nullopt when out of range.
-inline std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
+inline std::optional<int64_t> normalizedAxis(int64_t axis, int64_t rank) {
+  if (!normalizeAxis(axis, rank))
     return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
+  return axis;
 }
 
 /// Elements [begin, begin + length) of `input` along `axis`, as a tensor
@@ -66,7 +39,7 @@ inline Tensor sliceAxis(const Tensor &input, int64_t axis, int64_t begin,
   int64_t outer = product(shape, 0, axis);
   int64_t inner = product(shape, axis + 1, shape.size());
   for (int64_t o = 0; o < outer; ++o)
-    copyElements(input, (o * dim + begin) * inner, result, o * length * inner,
+    copyElements(result, o * length * inner, input, (o * dim + begin) * inner,
                  length * inner);
   return result;
 }
@@ -114,7 +87,7 @@ inline Status joinAxis(const std::vector<Tensor> &parts, int64_t axis,
     if (outer == 0 || partLength == 0)
       continue;
     for (int64_t o = 0; o < outer; ++o)
-      copyElements(part, o * partLength, result, o * rowLength + offset,
+      copyElements(result, o * rowLength + offset, part, o * partLength,
                    partLength);
     offset += partLength;
   }

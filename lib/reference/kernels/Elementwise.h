@@ -267,12 +267,8 @@ Status binaryKernel(KernelContext &context) {
       if (clamp) {
         // An activation fused into this node (Add then Relu): clamped as
         // the Clip kernel does, in the same pass.
-        float lo = clamp->lo, hi = clamp->hi;
-        mapBinary<T, T, Out>(*a, *b, out, [&](C x, C y) {
-          C v = op(x, y);
-          v = v < lo ? lo : v;
-          return v > hi ? hi : v;
-        });
+        mapBinary<T, T, Out>(*a, *b, out,
+                             [&](C x, C y) { return clamp->apply(op(x, y)); });
         context.setOutput(0, Value(std::move(out)));
         return;
       }

@@ -204,13 +204,10 @@ namespace {
 /// c = alpha * acc + beta * c when beta != 0 (c is not read when beta == 0,
 /// so NaN there is ignored). Each element is summed over p in order, so the
 /// result depends only on how k is cut into kc blocks, which depends only
-/// on the shape. With a TileEpilogue (on the last k block only) each value
-/// then gets its row's bias and the clamp before it is stored.
-struct TileEpilogue {
-  const float *bias = nullptr; // one per row of the tile, or none
-  bool clamp = false;
-  float lo = 0, hi = 0;
-};
+/// on the shape. With an epilogue (on the last k block only; its rowBias
+/// starts at the tile's first row) each value then gets its row's bias and
+/// the clamp before it is stored.
+using TileEpilogue = linalg::GemmEpilogue<float>;
 using MicroKernel = void (*)(int64_t kc, const float *ap, const float *bp,
                              float *c, int64_t ldc, float alpha, float beta,
                              const TileEpilogue *epilogue);
@@ -220,13 +217,9 @@ inline float finishValue(float value, const TileEpilogue *epilogue,
                          int64_t i) {
   if (!epilogue)
     return value;
-  if (epilogue->bias)
-    value += epilogue->bias[i];
-  if (epilogue->clamp) {
-    value = value < epilogue->lo ? epilogue->lo : value;
-    value = value > epilogue->hi ? epilogue->hi : value;
-  }
-  return value;
+  if (epilogue->rowBias)
+    value += epilogue->rowBias[i];
+  return epilogue->clamp ? epilogue->clamp->apply(value) : value;
 }
 
 struct KernelInfo {
@@ -298,12 +291,12 @@ avx2Kernel(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
       if (epilogue) {
         // max(lo, v) and min(hi, v) return v when v is NaN or when the
         // two compare equal: exactly finishValue's comparisons.
-        if (epilogue->bias)
-          value = _mm256_add_ps(value, _mm256_set1_ps(epilogue->bias[i]));
+        if (epilogue->rowBias)
+          value = _mm256_add_ps(value, _mm256_set1_ps(epilogue->rowBias[i]));
         if (epilogue->clamp)
           value = _mm256_min_ps(
-              _mm256_set1_ps(epilogue->hi),
-              _mm256_max_ps(_mm256_set1_ps(epilogue->lo), value));
+              _mm256_set1_ps(epilogue->clamp->hi),
+              _mm256_max_ps(_mm256_set1_ps(epilogue->clamp->lo), value));
       }
       _mm256_storeu_ps(out, value);
     }
@@ -345,13 +338,15 @@ avx512Kernel(int64_t kc, const float *ap, const float *bp, float *c,
         // all-lanes masked forms say the same as _mm512_max_ps without
         // GCC 12's false "may be used uninitialized" on its undefined
         // pass-through operand.)
-        if (epilogue->bias)
-          value = _mm512_add_ps(value, _mm512_set1_ps(epilogue->bias[i]));
+        if (epilogue->rowBias)
+          value = _mm512_add_ps(value, _mm512_set1_ps(epilogue->rowBias[i]));
         if (epilogue->clamp) {
           value = _mm512_mask_max_ps(value, __mmask16(0xffff),
-                                     _mm512_set1_ps(epilogue->lo), value);
+                                     _mm512_set1_ps(epilogue->clamp->lo),
+                                     value);
           value = _mm512_mask_min_ps(value, __mmask16(0xffff),
-                                     _mm512_set1_ps(epilogue->hi), value);
+                                     _mm512_set1_ps(epilogue->clamp->hi),
+                                     value);
         }
       }
       _mm512_storeu_ps(out, value);
@@ -553,12 +548,6 @@ void gemmBlock(const linalg::GemmOperands<float> &ops, int64_t rowBegin,
       packBuffer(1, roundUp(std::min(m, kMc), mr) * std::min(k, kKc));
   alignas(64) float edge[kMaxMr * kMaxNr];
   bool hasEpilogue = !epilogue.empty();
-  TileEpilogue baseEpilogue;
-  if (epilogue.clamp) {
-    baseEpilogue.clamp = true;
-    baseEpilogue.lo = epilogue.clamp->lo;
-    baseEpilogue.hi = epilogue.clamp->hi;
-  }
   for (int64_t jc = 0; jc < n; jc += kNc) {
     int64_t nb = std::min(kNc, n - jc);
     for (int64_t pc = 0; pc < k; pc += kKc) {
@@ -583,12 +572,10 @@ void gemmBlock(const linalg::GemmOperands<float> &ops, int64_t rowBegin,
                 packed ? packed->panel(rowBegin + ic + ir, pc, kb)
                        : aPack + ir * kb;
             float *tile = c + (ic + ir) * ldc + jc + jr;
-            TileEpilogue tileEpilogue;
-            if (hasEpilogue) {
-              tileEpilogue = baseEpilogue;
-              if (epilogue.rowBias)
-                tileEpilogue.bias = epilogue.rowBias + rowBegin + ic + ir;
-            }
+            TileEpilogue tileEpilogue{
+                epilogue.rowBias ? epilogue.rowBias + rowBegin + ic + ir
+                                 : nullptr,
+                epilogue.clamp};
             const TileEpilogue *finish =
                 hasEpilogue && lastK ? &tileEpilogue : nullptr;
             if (height == mr && width == nr) {
@@ -674,18 +661,11 @@ void gemvRow(int64_t n, int64_t k, float alpha,
           sums[j] += x * row[j];
       }
     }
-    TileEpilogue finish;
-    if (epilogue.clamp) {
-      finish.clamp = true;
-      finish.lo = epilogue.clamp->lo;
-      finish.hi = epilogue.clamp->hi;
-    }
-    const TileEpilogue *last = epilogue.empty() ? nullptr : &finish;
+    const TileEpilogue *last = epilogue.empty() ? nullptr : &epilogue;
     for (int64_t j = 0; j < count; ++j) {
       float value = alpha * sums[j];
       float &out = c[begin + j];
-      // Row 0's bias: finishValue indexes the bias by row.
-      finish.bias = epilogue.rowBias;
+      // The one row of C is row 0 of the bias.
       out = finishValue(beta == 0.0f ? value : value + beta * out, last, 0);
     }
   };

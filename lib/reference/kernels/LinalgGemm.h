@@ -116,8 +116,6 @@ void applyEpilogue(const GemmEpilogue<T> &epilogue, int64_t firstRow,
                    int64_t rows, int64_t cols, T *c, int64_t ldc) {
   if (epilogue.empty())
     return;
-  T lo = epilogue.clamp ? T(epilogue.clamp->lo) : T(0);
-  T hi = epilogue.clamp ? T(epilogue.clamp->hi) : T(0);
   for (int64_t i = 0; i < rows; ++i) {
     T *row = c + i * ldc;
     if (epilogue.rowBias) {
@@ -126,10 +124,8 @@ void applyEpilogue(const GemmEpilogue<T> &epilogue, int64_t firstRow,
         row[j] += bias;
     }
     if (epilogue.clamp)
-      for (int64_t j = 0; j < cols; ++j) {
-        T v = row[j] < lo ? lo : row[j];
-        row[j] = v > hi ? hi : v;
-      }
+      for (int64_t j = 0; j < cols; ++j)
+        row[j] = epilogue.clamp->apply(row[j]);
   }
 }
 

@@ -212,11 +212,8 @@ MNCC_ALWAYS_INLINE void clampRange(T *out, int64_t count,
                                    const FusedActivation *clamp) {
   if (!clamp)
     return;
-  T lo = T(clamp->lo), hi = T(clamp->hi);
-  for (int64_t i = 0; i < count; ++i) {
-    T v = out[i] < lo ? lo : out[i];
-    out[i] = v > hi ? hi : v;
-  }
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = clamp->apply(out[i]);
 }
 
 /// Scratch of one depthwise worker: the padded plane and, for the flat

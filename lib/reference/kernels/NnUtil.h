@@ -9,6 +9,8 @@
 #ifndef MNCC_LIB_REFERENCE_KERNELS_NNUTIL_H
 #define MNCC_LIB_REFERENCE_KERNELS_NNUTIL_H
 
+#include "TensorUtil.h"
+
 #include "mncc/reference/Kernel.h"
 
 #include <string>
@@ -60,15 +62,6 @@ inline Tensor castFloat(const Tensor &from, DType to) {
 /// The type a floating kernel computes in: double for double, else float.
 inline DType computeType(DType dtype) {
   return dtype == DType::Float64 ? DType::Float64 : DType::Float32;
-}
-
-/// Normalizes a possibly negative axis; false if out of [-rank, rank).
-inline bool normalizeAxis(int64_t &axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return false;
-  if (axis < 0)
-    axis += rank;
-  return true;
 }
 
 /// "Conv: " + message, the form of every error of these kernels.

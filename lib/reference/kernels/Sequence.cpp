@@ -166,7 +166,7 @@ Status splitToSequenceKernel(KernelContext &context) {
   if (!input)
     return Status::error("SplitToSequence: input 0 must be a tensor");
   std::optional<int64_t> axis =
-      normalizeAxis(context.getInt("axis", 0), input->rank());
+      normalizedAxis(context.getInt("axis", 0), input->rank());
   if (!axis)
     return Status::error(
         "SplitToSequence: axis " + std::to_string(context.getInt("axis", 0)) +
@@ -236,7 +236,7 @@ Status concatFromSequenceKernel(KernelContext &context) {
   bool newAxis = context.getInt("new_axis", 0) != 0;
   int64_t rank = sequence->front().rank() + (newAxis ? 1 : 0);
   int64_t axisValue = context.getInt("axis", 0);
-  std::optional<int64_t> axis = normalizeAxis(axisValue, rank);
+  std::optional<int64_t> axis = normalizedAxis(axisValue, rank);
   if (!axis || rank == 0)
     return Status::error("ConcatFromSequence: axis " +
                          std::to_string(axisValue) +

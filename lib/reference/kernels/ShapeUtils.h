@@ -9,6 +9,8 @@
 #ifndef MNCC_LIB_REFERENCE_KERNELS_SHAPEUTILS_H
 #define MNCC_LIB_REFERENCE_KERNELS_SHAPEUTILS_H
 
+#include "TensorUtil.h"
+
 #include "mncc/reference/Broadcast.h"
 #include "mncc/reference/Kernel.h"
 
@@ -33,15 +35,6 @@ inline Status missingInput(const KernelContext &context, size_t index) {
 inline void setIfWanted(KernelContext &context, size_t index, Value value) {
   if (index < context.numOutputs() && context.wantsOutput(index))
     context.setOutput(index, std::move(value));
-}
-
-/// Maps `axis` in [-rank, rank) to [0, rank); false if out of range.
-inline bool normalizeAxis(int64_t &axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return false;
-  if (axis < 0)
-    axis += rank;
-  return true;
 }
 
 inline Status badAxis(const KernelContext &context, int64_t axis,
@@ -108,36 +101,11 @@ inline Status readAxes(const KernelContext &context, size_t index,
   return status;
 }
 
-inline int64_t product(const std::vector<int64_t> &shape, size_t begin,
-                       size_t end) {
-  int64_t result = 1;
-  for (size_t i = begin; i < end && i < shape.size(); ++i)
-    result *= shape[i];
-  return result;
-}
-
 inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;)
     strides[i - 1] = strides[i] * shape[i];
   return strides;
-}
-
-/// Copies `count` elements from src[srcIndex] to dst[dstIndex]; both have
-/// the same element type.
-inline void copyElements(Tensor &dst, int64_t dstIndex, const Tensor &src,
-                         int64_t srcIndex, int64_t count) {
-  if (count <= 0)
-    return;
-  if (src.dtype() == DType::String) {
-    std::copy_n(src.strings().begin() + srcIndex, count,
-                dst.strings().begin() + dstIndex);
-    return;
-  }
-  size_t size = dtypeSize(src.dtype());
-  std::memcpy(static_cast<unsigned char *>(dst.raw()) + dstIndex * size,
-              static_cast<const unsigned char *>(src.raw()) + srcIndex * size,
-              count * size);
 }
 
 /// Fills dst[begin, begin + count) with fill[0], doubling the filled part
