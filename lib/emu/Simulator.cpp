@@ -281,9 +281,9 @@ uint64_t regionBytes(const Region &region, bool broadcast) {
 
 } // namespace
 
-bool Simulator::writeBytes(const Region &region, const void *bytes,
+bool Simulator::checkBytes(const Region &region, bool broadcast,
                            uint64_t numBytes, unsigned elementBytes,
-                           std::string &error, bool broadcast) {
+                           std::string &error) const {
   if (!check(region, broadcast, error))
     return false;
   if (!validElementBytes(elementBytes)) {
@@ -297,6 +297,14 @@ bool Simulator::writeBytes(const Region &region, const void *bytes,
             std::to_string(expected);
     return false;
   }
+  return true;
+}
+
+bool Simulator::writeBytes(const Region &region, const void *bytes,
+                           uint64_t numBytes, unsigned elementBytes,
+                           std::string &error, bool broadcast) {
+  if (!checkBytes(region, broadcast, numBytes, elementBytes, error))
+    return false;
   if (numBytes == 0)
     return true;
   if (!bytes) {
@@ -312,19 +320,8 @@ bool Simulator::writeBytes(const Region &region, const void *bytes,
 
 bool Simulator::readBytes(const Region &region, void *bytes, uint64_t numBytes,
                           unsigned elementBytes, std::string &error) const {
-  if (!check(region, false, error))
+  if (!checkBytes(region, false, numBytes, elementBytes, error))
     return false;
-  if (!validElementBytes(elementBytes)) {
-    error = "element size " + std::to_string(elementBytes) +
-            " is not 1, 2, 4 or 8 bytes";
-    return false;
-  }
-  uint64_t expected = regionBytes(region, false);
-  if (numBytes != expected) {
-    error = std::to_string(numBytes) + " bytes given for a region of " +
-            std::to_string(expected);
-    return false;
-  }
   if (numBytes == 0)
     return true;
   if (!bytes) {

@@ -106,6 +106,9 @@ public:
 
 private:
   bool check(const Region &region, bool broadcast, std::string &error) const;
+  /// check() plus the element size and the byte count of a byte transfer.
+  bool checkBytes(const Region &region, bool broadcast, uint64_t numBytes,
+                  unsigned elementBytes, std::string &error) const;
 
   std::unique_ptr<Machine> Board;
   Program Code;
