@@ -2,8 +2,10 @@
 //
 // Packs and unpacks two representative tensors with 2 threads and compares
 // the throughput (host bytes per second) with a 2-thread memcpy of the same
-// bytes; also unpackInto, which fills a caller's buffer as memcpy does.
-// Usage: mncc-layout-staging-bench [repetitions]
+// bytes: packInto and unpackInto, which fill existing storage, against
+// memcpy into an existing buffer; pack and unpack, which return fresh
+// storage, against memcpy into a freshly allocated one.
+// Usage: mncc-layout-staging-bench [rounds]
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -72,11 +76,27 @@ void parallelMemcpy(uint8_t *destination, const uint8_t *source, size_t bytes) {
     worker.join();
 }
 
+// One measured operation and the memcpy it is compared with.
+struct Variant {
+  const char *name;
+  std::function<void()> run;
+  int peer; // index of the memcpy variant it is compared with; -1: none
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
-  std::printf("staging with %u threads, best of %d\n", kThreads, repetitions);
+  int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
+  constexpr int kPerRound = 3;
+  std::printf("staging with %u threads: %d rounds, each variant best of %d "
+              "per round; ratios are per round (median, range)\n",
+              kThreads, rounds, kPerRound);
   for (const Workload &workload : kWorkloads) {
     LayoutResult<Layout> layout = parseLayout(workload.layout);
     if (!layout) {
@@ -100,42 +120,75 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "error: %s\n", image.error().str().c_str());
       return 1;
     }
-    double packTime = bestOf(repetitions, [&]() {
-      image = pack(*layout, workload.dtype, host.data(), bytes, options);
-    });
-    LayoutResult<std::vector<uint8_t>> back =
+    LayoutResult<MemoryImage> packed = image;
+    LayoutResult<HostBytes> back =
         unpack(*layout, workload.dtype, *image, options);
-    double unpackTime = bestOf(repetitions, [&]() {
-      back = unpack(*layout, workload.dtype, *image, options);
-    });
-    if (!back || *back != host) {
+    std::vector<uint8_t> into(bytes);
+    // packInto and unpackInto fill existing storage, as a runtime reusing
+    // its staging buffers does, and are compared with memcpy into an
+    // existing buffer; pack and unpack return fresh storage and are
+    // compared with memcpy into a buffer allocated for it.
+    const std::vector<Variant> variants = {
+        {"memcpy", [&]() { parallelMemcpy(copy.data(), host.data(), bytes); },
+         -1},
+        {"memcpy new",
+         [&]() {
+           std::unique_ptr<uint8_t[]> fresh(new uint8_t[bytes]);
+           parallelMemcpy(fresh.get(), host.data(), bytes);
+         },
+         -1},
+        {"packInto",
+         [&]() {
+           packInto(*layout, workload.dtype, host.data(), bytes, *image,
+                    options);
+         },
+         0},
+        {"unpackInto",
+         [&]() {
+           unpackInto(*layout, workload.dtype, *image, into.data(), bytes,
+                      options);
+         },
+         0},
+        {"pack",
+         [&]() {
+           packed = pack(*layout, workload.dtype, host.data(), bytes, options);
+         },
+         1},
+        {"unpack",
+         [&]() { back = unpack(*layout, workload.dtype, *image, options); }, 1},
+    };
+    std::vector<std::vector<double>> times(variants.size());
+    for (int round = 0; round < rounds; ++round)
+      // Rotate the order so that no variant always runs right after
+      // another's allocations.
+      for (size_t k = 0; k < variants.size(); ++k) {
+        size_t v = (k + round) % variants.size();
+        times[v].push_back(bestOf(kPerRound, variants[v].run));
+      }
+    if (!back ||
+        !std::equal(back->begin(), back->end(), host.begin(), host.end()) ||
+        into != host || !packed) {
       std::fprintf(stderr, "error: %s does not round-trip\n", workload.name);
       return 1;
     }
-    // unpackInto writes a caller's buffer, like the memcpy below, and so
-    // skips the zero-fill of unpack's fresh vector.
-    std::vector<uint8_t> into(bytes);
-    double unpackIntoTime = bestOf(repetitions, [&]() {
-      unpackInto(*layout, workload.dtype, *image, into.data(), bytes, options);
-    });
-    if (into != host) {
-      std::fprintf(stderr, "error: %s does not round-trip through unpackInto\n",
-                   workload.name);
-      return 1;
-    }
-    double memcpyTime = bestOf(repetitions, [&]() {
-      parallelMemcpy(copy.data(), host.data(), bytes);
-    });
     double gb = static_cast<double>(bytes) / 1e9;
     std::printf("%s: %.1f MiB, %zu blocks\n", workload.name, bytes / 1048576.0,
                 image->numBlocks());
-    std::printf("  pack   %7.2f GB/s  (%.2fx memcpy)\n", gb / packTime,
-                memcpyTime / packTime);
-    std::printf("  unpack %7.2f GB/s  (%.2fx memcpy)\n", gb / unpackTime,
-                memcpyTime / unpackTime);
-    std::printf("  unpackInto %7.2f GB/s  (%.2fx memcpy)\n",
-                gb / unpackIntoTime, memcpyTime / unpackIntoTime);
-    std::printf("  memcpy %7.2f GB/s\n", gb / memcpyTime);
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::printf("  %-11s %6.2f GB/s", variants[v].name,
+                  gb / median(times[v]));
+      int peer = variants[v].peer;
+      if (peer >= 0) {
+        std::vector<double> ratios;
+        for (int round = 0; round < rounds; ++round)
+          ratios.push_back(times[peer][round] / times[v][round]);
+        std::printf("  %.2fx %s (%.2f-%.2f)", median(ratios),
+                    variants[peer].name,
+                    *std::min_element(ratios.begin(), ratios.end()),
+                    *std::max_element(ratios.begin(), ratios.end()));
+      }
+      std::printf("\n");
+    }
   }
   return 0;
 }

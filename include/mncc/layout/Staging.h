@@ -60,6 +60,8 @@ struct SiteKey {
   std::string str() const;
 };
 
+struct StagingOptions;
+
 /// The bytes a layout puts into one kind of memory: one zero-initialized
 /// block of blockLongWords long words per site, addressed in long words.
 /// Inside a long word, element w occupies bytes [w * size, (w + 1) * size)
@@ -99,6 +101,9 @@ public:
 
 private:
   friend class MemoryImageBuilder; // lays out blocks for pack()
+  friend LayoutResult<size_t> packInto(const Layout &, DType, const void *,
+                                       size_t, MemoryImage &,
+                                       const StagingOptions &);
 
   MemoryKind memoryKind;
   int64_t blockLw;
@@ -121,6 +126,10 @@ struct StagingOptions {
 /// [1, std::thread::hardware_concurrency()].
 unsigned stagingThreadCount();
 
+/// Bytes of a host tensor, left uninitialized on allocation (unpack()
+/// writes every byte).
+using HostBytes = std::vector<uint8_t, detail::DefaultInitAllocator<uint8_t>>;
+
 /// Packs `numBytes` bytes of a row-major tensor of the layout's logical
 /// shape into a memory image. Every replica on a broadcast axis at or above
 /// the memory's instance level gets its own copy; broadcast axes below it
@@ -131,16 +140,25 @@ LayoutResult<MemoryImage> pack(const Layout &layout, DType dtype,
                                const void *data, size_t numBytes,
                                const StagingOptions &options = {});
 
+/// pack() into an existing image, replacing its contents and reusing its
+/// storage when it is large enough: a runtime that stages every run into
+/// the same buffers pays neither the allocation nor the first-touch page
+/// faults again. On failure `image` is left as it was. Returns `numBytes`.
+LayoutResult<size_t> packInto(const Layout &layout, DType dtype,
+                              const void *data, size_t numBytes,
+                              MemoryImage &image,
+                              const StagingOptions &options = {});
+
 /// Reads a row-major tensor back from the primary replica of every
 /// element. Fails if the image's kind differs from options.memory or a
 /// block the layout needs is missing.
-LayoutResult<std::vector<uint8_t>> unpack(const Layout &layout, DType dtype,
-                                          const MemoryImage &image,
-                                          const StagingOptions &options = {});
+LayoutResult<HostBytes> unpack(const Layout &layout, DType dtype,
+                               const MemoryImage &image,
+                               const StagingOptions &options = {});
 
 /// unpack() into `numBytes` bytes at `data`, which must be exactly the
 /// layout's logical tensor. Every byte is written, so the buffer needs no
-/// initialization (unpack() pays one serial zero-fill of its vector).
+/// initialization.
 /// Returns `numBytes`.
 LayoutResult<size_t> unpackInto(const Layout &layout, DType dtype,
                                 const MemoryImage &image, void *data,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -136,10 +137,10 @@ TEST(StagingTest, UnpackOfPackIsIdentityOnRandomLayouts) {
     LayoutResult<MemoryImage> image =
         pack(layout, dtype, host.data(), host.size(), options);
     ASSERT_TRUE(image.ok()) << layout.str() << ": " << image.error().str();
-    LayoutResult<std::vector<uint8_t>> back =
-        unpack(layout, dtype, *image, options);
+    LayoutResult<HostBytes> back = unpack(layout, dtype, *image, options);
     ASSERT_TRUE(back.ok()) << back.error().str();
-    ASSERT_EQ(*back, host) << layout.str() << " " << dtypeName(dtype);
+    ASSERT_EQ(std::vector<uint8_t>(back->begin(), back->end()), host)
+        << layout.str() << " " << dtypeName(dtype);
   }
 }
 
@@ -234,7 +235,8 @@ struct KernelCase {
   MemoryKind memory;
 };
 const KernelCase kKernelCases[] = {
-    // 16-bit transpose: PE host-contiguous, W across rows (bench shapes).
+    // 16-bit transpose of pairs of groups: PE host-contiguous, W across
+    // rows, consecutive addresses (bench shapes).
     {"((2_Time:1, 2_L2B:1, 4_MAB:1, 4:1, 4:4), (24:16, 4_W:1, 4_PE:1); "
      "B@[L1B])",
      DType::F16, MemoryKind::DRAM},
@@ -244,6 +246,11 @@ const KernelCase kKernelCases[] = {
     {"((2_L2B:1, 2_Time:1), (4:8, 4_W:1), (4_MAB:1, 4:2), (2:1, 4_PE:1); "
      "B@[L1B])",
      DType::I16, MemoryKind::LM0},
+    // 16-bit transpose of single groups: neighbouring groups are not arena
+    // neighbours (stride 2), or only some of them are (addresses 0, 1, 2,
+    // then 4, 5, 6), so they do not pair up.
+    {"((2:8, 3:2), (4_W:1, 4_PE:1))", DType::F16, MemoryKind::LM0},
+    {"((2:4, 3:1), (4_W:1, 4_PE:1))", DType::U16, MemoryKind::LM1},
     // 32-bit transpose, with a padded leading dimension and replicas.
     {"(13,16)/((4_MAB:1, 4:2), (2_W:1, 2:1, 4_PE:1); B@[L1B])", DType::F32,
      MemoryKind::LM0},
@@ -261,6 +268,13 @@ const KernelCase kKernelCases[] = {
     {"(7,6)/((2_MAB:1, 4:1), (2_Time:1, 4_W:1))", DType::F16, MemoryKind::LM0},
 };
 
+StagingOptions optionsFor(const KernelCase &kernelCase, unsigned threads) {
+  StagingOptions options;
+  options.memory = kernelCase.memory;
+  options.numThreads = threads;
+  return options;
+}
+
 TEST(StagingTest, PackWritesExactlyWhatElementAtSaysForEveryKernel) {
   std::mt19937_64 rng(5);
   for (const KernelCase &kernelCase : kKernelCases) {
@@ -268,18 +282,17 @@ TEST(StagingTest, PackWritesExactlyWhatElementAtSaysForEveryKernel) {
     std::vector<uint8_t> host =
         randomBytes(layout.numElements() * dtypeBytes(kernelCase.dtype), rng);
     for (unsigned threads : {1u, 2u, 3u}) {
-      StagingOptions options;
-      options.memory = kernelCase.memory;
-      options.numThreads = threads;
+      StagingOptions options = optionsFor(kernelCase, threads);
       LayoutResult<MemoryImage> image =
           pack(layout, kernelCase.dtype, host.data(), host.size(), options);
       ASSERT_TRUE(image.ok())
           << kernelCase.layout << ": " << image.error().str();
       expectImageMatchesElementAt(layout, kernelCase.dtype, host, *image);
-      LayoutResult<std::vector<uint8_t>> back =
+      LayoutResult<HostBytes> back =
           unpack(layout, kernelCase.dtype, *image, options);
       ASSERT_TRUE(back.ok()) << back.error().str();
-      EXPECT_EQ(*back, host) << kernelCase.layout << " threads " << threads;
+      EXPECT_EQ(std::vector<uint8_t>(back->begin(), back->end()), host)
+          << kernelCase.layout << " threads " << threads;
     }
   }
 }
@@ -306,15 +319,67 @@ TEST(StagingTest, PackWritesExactlyWhatElementAtSaysOnRandomLayouts) {
   }
 }
 
+TEST(StagingTest, PackIntoReplacesWhatTheImageHeld) {
+  // One image reused across every kernel case, each case twice: the
+  // storage left by the previous layout (larger or smaller, of another
+  // memory) must not show through, and the result equals a fresh pack().
+  std::mt19937_64 rng(23);
+  MemoryImage reused(MemoryKind::LM0, 1);
+  std::vector<uint8_t> garbage(64 * 8, 0xcd);
+  ASSERT_TRUE(packInto(parseOrDie("((64:1, 8_W:1))"), DType::U8, garbage.data(),
+                       garbage.size(), reused)
+                  .ok());
+  for (int round = 0; round < 2; ++round)
+    for (const KernelCase &kernelCase : kKernelCases) {
+      Layout layout = parseOrDie(kernelCase.layout);
+      std::vector<uint8_t> host =
+          randomBytes(layout.numElements() * dtypeBytes(kernelCase.dtype), rng);
+      StagingOptions options = optionsFor(kernelCase, 2);
+      LayoutResult<size_t> packed = packInto(
+          layout, kernelCase.dtype, host.data(), host.size(), reused, options);
+      ASSERT_TRUE(packed.ok())
+          << kernelCase.layout << ": " << packed.error().str();
+      EXPECT_EQ(*packed, host.size());
+      EXPECT_EQ(reused.kind(), kernelCase.memory);
+      expectImageMatchesElementAt(layout, kernelCase.dtype, host, reused);
+      LayoutResult<MemoryImage> fresh =
+          pack(layout, kernelCase.dtype, host.data(), host.size(), options);
+      ASSERT_TRUE(fresh.ok());
+      ASSERT_EQ(reused.sites(), fresh->sites()) << kernelCase.layout;
+      for (const SiteKey &site : fresh->sites())
+        ASSERT_EQ(std::memcmp(reused.findBlock(site), fresh->findBlock(site),
+                              fresh->blockBytes()),
+                  0)
+            << kernelCase.layout << " " << site.str();
+    }
+
+  // A failed packInto leaves the image as it was.
+  std::vector<uint8_t> before =
+      reused
+          .instanceImages(
+              parseOrDie(kKernelCases[std::size(kKernelCases) - 1].layout))
+          .begin()
+          ->second;
+  std::vector<uint8_t> host(64);
+  LayoutResult<size_t> collide = packInto(parseOrDie("((4:1), (4:1))"),
+                                          DType::U32, host.data(), 64, reused);
+  ASSERT_FALSE(collide.ok());
+  EXPECT_EQ(reused.kind(), kKernelCases[std::size(kKernelCases) - 1].memory);
+  EXPECT_EQ(reused
+                .instanceImages(parseOrDie(
+                    kKernelCases[std::size(kKernelCases) - 1].layout))
+                .begin()
+                ->second,
+            before);
+}
+
 TEST(StagingTest, UnpackIntoWritesEveryByteOfTheCallersBuffer) {
   std::mt19937_64 rng(17);
   for (const KernelCase &kernelCase : kKernelCases) {
     Layout layout = parseOrDie(kernelCase.layout);
     std::vector<uint8_t> host =
         randomBytes(layout.numElements() * dtypeBytes(kernelCase.dtype), rng);
-    StagingOptions options;
-    options.memory = kernelCase.memory;
-    options.numThreads = 2;
+    StagingOptions options = optionsFor(kernelCase, 2);
     LayoutResult<MemoryImage> image =
         pack(layout, kernelCase.dtype, host.data(), host.size(), options);
     ASSERT_TRUE(image.ok()) << image.error().str();
@@ -350,7 +415,7 @@ TEST(StagingTest, UnpacksAHandBuiltImageInPackOrder) {
   for (const SiteKey &site : packed->sites())
     std::memcpy(image.getOrCreateBlock(site), packed->findBlock(site),
                 packed->blockBytes());
-  LayoutResult<std::vector<uint8_t>> back =
+  LayoutResult<HostBytes> back =
       unpack(layout, DType::U32, image, StagingOptions());
   ASSERT_TRUE(back.ok()) << back.error().str();
   EXPECT_EQ(std::memcmp(back->data(), host.data(), host.size() * 4), 0);
@@ -391,7 +456,7 @@ TEST(StagingTest, PaddingIsZeroAndGemmLayoutRoundTrips) {
   EXPECT_EQ(halves[1], 0x100 + 9 * 6 + 5);
   EXPECT_EQ(halves[2], 0); // columns 6 and 7 are padding
   EXPECT_EQ(halves[3], 0);
-  LayoutResult<std::vector<uint8_t>> back = unpack(layout, DType::F16, *image);
+  LayoutResult<HostBytes> back = unpack(layout, DType::F16, *image);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(std::memcmp(back->data(), host.data(), 120), 0);
 }
@@ -423,8 +488,7 @@ TEST(StagingTest, DramKeepsOneCopyPerGroup) {
     std::memcpy(&value, entry.second.data() + 8 * 8 * 3 + 8 * 5, 4);
     EXPECT_EQ(value, host[3 * 8 + 5]);
   }
-  LayoutResult<std::vector<uint8_t>> back =
-      unpack(layout, DType::U32, *offChip, dram);
+  LayoutResult<HostBytes> back = unpack(layout, DType::U32, *offChip, dram);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(std::memcmp(back->data(), host.data(), 128), 0);
   // The DRAM image is not an LM0 image.
@@ -464,13 +528,13 @@ TEST(StagingTest, UnpacksAHandBuiltImage) {
                       place.w * 4,
                   &value, 4);
     }
-  LayoutResult<std::vector<uint8_t>> back =
+  LayoutResult<HostBytes> back =
       unpack(layout, DType::U32, image, StagingOptions());
   ASSERT_TRUE(back.ok()) << back.error().str();
   EXPECT_EQ(std::memcmp(back->data(), host.data(), host.size() * 4), 0);
 
   MemoryImage missing(MemoryKind::LM0, 4);
-  LayoutResult<std::vector<uint8_t>> incomplete =
+  LayoutResult<HostBytes> incomplete =
       unpack(layout, DType::U32, missing, StagingOptions());
   ASSERT_FALSE(incomplete.ok());
   EXPECT_EQ(incomplete.error().message,
