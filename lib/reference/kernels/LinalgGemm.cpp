@@ -213,8 +213,7 @@ using MicroKernel = void (*)(int64_t kc, const float *ap, const float *bp,
                              const TileEpilogue *epilogue);
 
 /// The epilogue on one value of row i, as GemmEpilogue defines it.
-inline float finishValue(float value, const TileEpilogue *epilogue,
-                         int64_t i) {
+inline float finishValue(float value, const TileEpilogue *epilogue, int64_t i) {
   if (!epilogue)
     return value;
   if (epilogue->rowBias)
@@ -222,9 +221,16 @@ inline float finishValue(float value, const TileEpilogue *epilogue,
   return epilogue->clamp ? epilogue->clamp->apply(value) : value;
 }
 
+/// A kernel that computes a full-height tile but stores only its first
+/// `width` columns (0 < width < nr), each bit for bit what run() gives.
+using ColumnsKernel = void (*)(int64_t kc, const float *ap, const float *bp,
+                               float *c, int64_t ldc, float alpha, float beta,
+                               const TileEpilogue *epilogue, int64_t width);
+
 struct KernelInfo {
   int64_t mr, nr;
   MicroKernel run;
+  ColumnsKernel runColumns = nullptr; // none: edge tiles use a buffer
 };
 
 // Largest tile of all the kernels (sizes the edge buffer).
@@ -248,8 +254,7 @@ void portableKernel(int64_t kc, const float *ap, const float *bp, float *c,
     for (int64_t j = 0; j < kPortableNr; ++j) {
       float value = alpha * acc[i][j];
       float &out = c[i * ldc + j];
-      out = finishValue(beta == 0.0f ? value : value + beta * out, epilogue,
-                        i);
+      out = finishValue(beta == 0.0f ? value : value + beta * out, epilogue, i);
     }
 }
 
@@ -307,32 +312,49 @@ avx2Kernel(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
 /// 10 loads, within what two FMA units and two load ports sustain.
 constexpr int64_t kAvx512Mr = 8, kAvx512Nr = 32;
 
-__attribute__((target("avx512f"))) void
-avx512Kernel(int64_t kc, const float *ap, const float *bp, float *c,
-             int64_t ldc, float alpha, float beta,
-             const TileEpilogue *epilogue) {
-  __m512 acc[kAvx512Mr][2];
+/// The 8 x 32 tile, or (Masked) only its first columns: `masks` select
+/// the columns of each 16-wide half that are stored, and a tile of Halves
+/// = 1 computes only the first half. Edge tiles of narrow outputs (7 x 7
+/// and 14 x 14 feature maps leave 17 and 4 columns in the last panel) then
+/// go straight into C, with only the FMAs their columns need, instead of
+/// through a full tile in a buffer and a scalar merge.
+template <int Halves, bool Masked>
+__attribute__((target("avx512f"))) inline void
+avx512Tile(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc,
+           float alpha, float beta, const TileEpilogue *epilogue,
+           const __mmask16 *masks) {
+  __m512 acc[kAvx512Mr][Halves];
 #pragma GCC unroll 8
   for (int i = 0; i < kAvx512Mr; ++i)
-    acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int h = 0; h < Halves; ++h)
+      acc[i][h] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p, ap += kAvx512Mr, bp += kAvx512Nr) {
-    __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+    __m512 b[Halves];
+#pragma GCC unroll 2
+    for (int h = 0; h < Halves; ++h)
+      b[h] = _mm512_loadu_ps(bp + 16 * h);
 #pragma GCC unroll 8
     for (int i = 0; i < kAvx512Mr; ++i) {
       __m512 a = _mm512_set1_ps(ap[i]);
-      acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+#pragma GCC unroll 2
+      for (int h = 0; h < Halves; ++h)
+        acc[i][h] = _mm512_fmadd_ps(a, b[h], acc[i][h]);
     }
   }
   __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 8
   for (int i = 0; i < kAvx512Mr; ++i)
 #pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < Halves; ++h) {
       float *out = c + i * ldc + 16 * h;
+      __mmask16 mask = Masked ? masks[h] : __mmask16(0xffff);
       __m512 value = _mm512_mul_ps(va, acc[i][h]);
-      if (beta != 0.0f)
-        value = _mm512_add_ps(value, _mm512_mul_ps(vb, _mm512_loadu_ps(out)));
+      if (beta != 0.0f) {
+        __m512 old =
+            Masked ? _mm512_maskz_loadu_ps(mask, out) : _mm512_loadu_ps(out);
+        value = _mm512_add_ps(value, _mm512_mul_ps(vb, old));
+      }
       if (epilogue) {
         // As in avx2Kernel: max and min keep v on NaN and on ties. (The
         // all-lanes masked forms say the same as _mm512_max_ps without
@@ -341,16 +363,42 @@ avx512Kernel(int64_t kc, const float *ap, const float *bp, float *c,
         if (epilogue->rowBias)
           value = _mm512_add_ps(value, _mm512_set1_ps(epilogue->rowBias[i]));
         if (epilogue->clamp) {
-          value = _mm512_mask_max_ps(value, __mmask16(0xffff),
-                                     _mm512_set1_ps(epilogue->clamp->lo),
-                                     value);
-          value = _mm512_mask_min_ps(value, __mmask16(0xffff),
-                                     _mm512_set1_ps(epilogue->clamp->hi),
-                                     value);
+          value =
+              _mm512_mask_max_ps(value, __mmask16(0xffff),
+                                 _mm512_set1_ps(epilogue->clamp->lo), value);
+          value =
+              _mm512_mask_min_ps(value, __mmask16(0xffff),
+                                 _mm512_set1_ps(epilogue->clamp->hi), value);
         }
       }
-      _mm512_storeu_ps(out, value);
+      if (Masked)
+        _mm512_mask_storeu_ps(out, mask, value);
+      else
+        _mm512_storeu_ps(out, value);
     }
+}
+
+__attribute__((target("avx512f"))) void
+avx512Kernel(int64_t kc, const float *ap, const float *bp, float *c,
+             int64_t ldc, float alpha, float beta,
+             const TileEpilogue *epilogue) {
+  avx512Tile<2, false>(kc, ap, bp, c, ldc, alpha, beta, epilogue, nullptr);
+}
+
+__attribute__((target("avx512f"))) void
+avx512ColumnsKernel(int64_t kc, const float *ap, const float *bp, float *c,
+                    int64_t ldc, float alpha, float beta,
+                    const TileEpilogue *epilogue, int64_t width) {
+  auto lanes = [](int64_t count) {
+    return count >= 16  ? __mmask16(0xffff)
+           : count <= 0 ? __mmask16(0)
+                        : __mmask16((1u << count) - 1);
+  };
+  const __mmask16 masks[2] = {lanes(width), lanes(width - 16)};
+  if (width <= 16)
+    avx512Tile<1, true>(kc, ap, bp, c, ldc, alpha, beta, epilogue, masks);
+  else
+    avx512Tile<2, true>(kc, ap, bp, c, ldc, alpha, beta, epilogue, masks);
 }
 
 #endif // MNCC_GEMM_X86
@@ -383,7 +431,7 @@ KernelInfo kernelInfo(linalg::GemmKernel kernel) {
   switch (kernel) {
 #ifdef MNCC_GEMM_X86
   case linalg::GemmKernel::Avx512:
-    return {kAvx512Mr, kAvx512Nr, avx512Kernel};
+    return {kAvx512Mr, kAvx512Nr, avx512Kernel, avx512ColumnsKernel};
   case linalg::GemmKernel::Avx2:
     return {kAvx2Mr, kAvx2Nr, avx2Kernel};
 #endif
@@ -422,13 +470,15 @@ int64_t roundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-/// Per-thread packing buffer, 64-byte aligned, reused across calls.
+/// Per-thread packing buffer, 64-byte aligned, reused across calls: slot 0
+/// for op(B) and 1 for op(A) inside gemmBlock, 2 for the whole op(B) that
+/// gemmImpl packs once for blocks split along M.
 float *packBuffer(int slot, int64_t count) {
   struct Buffer {
     std::unique_ptr<float[]> data;
     int64_t capacity = 0;
   };
-  thread_local Buffer buffers[2];
+  thread_local Buffer buffers[3];
   Buffer &buffer = buffers[slot];
   constexpr int64_t kAlign = 64 / sizeof(float);
   if (buffer.capacity < count + kAlign) {
@@ -523,13 +573,55 @@ void packA(bool transA, const float *a, int64_t lda, int64_t row, int64_t col,
   }
 }
 
+/// op(B), all of it, packed as gemmBlock packs it block by block: depth
+/// block pc (kb rows) at pc * roundUp(n, nr), its panels kb * nr floats
+/// apart. Packed once for all the blocks of a product split along M, which
+/// would otherwise each pack all of op(B) again.
+struct PackedB {
+  const float *data;
+  int64_t paddedCols;
+
+  const float *block(int64_t pc, int64_t col, int64_t kb) const {
+    return data + pc * paddedCols + col * kb;
+  }
+};
+
+PackedB packWholeB(const linalg::GemmOperands<float> &ops, int64_t n, int64_t k,
+                   int64_t nr) {
+  PackedB packed{nullptr, roundUp(n, nr)};
+  float *data = packBuffer(2, packed.paddedCols * k);
+  packed.data = data;
+  // Tasks of a depth block times 8 panels, spread over the threads.
+  constexpr int64_t kPanelsPerTask = 8;
+  const int64_t depthBlocks = (k + kKc - 1) / kKc;
+  const int64_t tasksPerBlock =
+      (packed.paddedCols / nr + kPanelsPerTask - 1) / kPanelsPerTask;
+  linalg::parallelFor(
+      depthBlocks * tasksPerBlock, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+          int64_t pc = task / tasksPerBlock * kKc;
+          int64_t col = task % tasksPerBlock * kPanelsPerTask * nr;
+          int64_t kb = std::min(kKc, k - pc);
+          int64_t cols = std::min(kPanelsPerTask * nr, n - col);
+          float *dst = data + pc * packed.paddedCols + col * kb;
+          if (ops.packB)
+            (*ops.packB)(pc, col, kb, cols, nr, dst);
+          else
+            packB(ops.transB, ops.b, ops.ldb, pc, col, kb, cols, nr, dst);
+        }
+      });
+  return packed;
+}
+
 /// The block of the product at rows [rowBegin, rowBegin + m) and columns
 /// [colBegin, colBegin + n), on one thread; c points at its first element.
-/// alpha != 0 and k > 0 here.
+/// alpha != 0 and k > 0 here. With `packedB` (the whole of op(B), for a
+/// block of all the columns) nothing of op(B) is packed here.
 void gemmBlock(const linalg::GemmOperands<float> &ops, int64_t rowBegin,
                int64_t colBegin, int64_t m, int64_t n, int64_t k, float alpha,
                float beta, float *c, int64_t ldc,
-               const linalg::GemmEpilogue<float> &epilogue) {
+               const linalg::GemmEpilogue<float> &epilogue,
+               const PackedB *packedB = nullptr) {
   const KernelInfo kernel = currentKernel();
   const int64_t mr = kernel.mr, nr = kernel.nr;
   const float *a =
@@ -539,11 +631,11 @@ void gemmBlock(const linalg::GemmOperands<float> &ops, int64_t rowBegin,
   // Packed panels start every MR rows of the whole matrix, so a block can
   // use them when it starts on a panel (kMc is a multiple of every MR).
   const linalg::PackedA *packed =
-      ops.packedA && ops.packedA->mr() == mr && rowBegin % mr == 0
-          ? ops.packedA
-          : nullptr;
-  float *bPack =
-      packBuffer(0, roundUp(std::min(n, kNc), nr) * std::min(k, kKc));
+      ops.packedA && ops.packedA->mr() == mr && rowBegin % mr == 0 ? ops.packedA
+                                                                   : nullptr;
+  float *bBuffer =
+      packedB ? nullptr
+              : packBuffer(0, roundUp(std::min(n, kNc), nr) * std::min(k, kKc));
   float *aPack =
       packBuffer(1, roundUp(std::min(m, kMc), mr) * std::min(k, kKc));
   alignas(64) float edge[kMaxMr * kMaxNr];
@@ -555,10 +647,13 @@ void gemmBlock(const linalg::GemmOperands<float> &ops, int64_t rowBegin,
       // Later k blocks add onto what the first left in C.
       float betaNow = pc == 0 ? beta : 1.0f;
       bool lastK = pc + kb == k;
-      if (ops.packB)
-        (*ops.packB)(pc, colBegin + jc, kb, nb, nr, bPack);
+      const float *bPack = bBuffer;
+      if (packedB)
+        bPack = packedB->block(pc, jc, kb);
+      else if (ops.packB)
+        (*ops.packB)(pc, colBegin + jc, kb, nb, nr, bBuffer);
       else
-        packB(ops.transB, b, ops.ldb, pc, jc, kb, nb, nr, bPack);
+        packB(ops.transB, b, ops.ldb, pc, jc, kb, nb, nr, bBuffer);
       for (int64_t ic = 0; ic < m; ic += kMc) {
         int64_t mb = std::min(kMc, m - ic);
         if (!packed)
@@ -572,15 +667,19 @@ void gemmBlock(const linalg::GemmOperands<float> &ops, int64_t rowBegin,
                 packed ? packed->panel(rowBegin + ic + ir, pc, kb)
                        : aPack + ir * kb;
             float *tile = c + (ic + ir) * ldc + jc + jr;
-            TileEpilogue tileEpilogue{
-                epilogue.rowBias ? epilogue.rowBias + rowBegin + ic + ir
-                                 : nullptr,
-                epilogue.clamp};
+            TileEpilogue tileEpilogue{epilogue.rowBias ? epilogue.rowBias +
+                                                             rowBegin + ic + ir
+                                                       : nullptr,
+                                      epilogue.clamp};
             const TileEpilogue *finish =
                 hasEpilogue && lastK ? &tileEpilogue : nullptr;
             if (height == mr && width == nr) {
-              kernel.run(kb, aPanel, bPanel, tile, ldc, alpha, betaNow,
-                         finish);
+              kernel.run(kb, aPanel, bPanel, tile, ldc, alpha, betaNow, finish);
+              continue;
+            }
+            if (height == mr && kernel.runColumns) {
+              kernel.runColumns(kb, aPanel, bPanel, tile, ldc, alpha, betaNow,
+                                finish, width);
               continue;
             }
             // Edge tile: the kernel writes alpha * acc to a full-size
@@ -725,9 +824,17 @@ void gemmImpl(int64_t m, int64_t n, int64_t k, T alpha,
     return;
   }
   if (m >= n) {
+    if constexpr (std::is_same_v<T, float>) {
+      PackedB packed = packWholeB(ops, n, k, currentKernel().nr);
+      linalg::parallelFor(m, block, [&](int64_t begin, int64_t end) {
+        gemmBlock(ops, begin, 0, end - begin, n, k, alpha, beta,
+                  c + begin * ldc, ldc, epilogue, &packed);
+      });
+      return;
+    }
     linalg::parallelFor(m, block, [&](int64_t begin, int64_t end) {
-      gemmBlock(ops, begin, 0, end - begin, n, k, alpha, beta,
-                c + begin * ldc, ldc, epilogue);
+      gemmBlock(ops, begin, 0, end - begin, n, k, alpha, beta, c + begin * ldc,
+                ldc, epilogue);
     });
   } else {
     linalg::parallelFor(n, block, [&](int64_t begin, int64_t end) {
@@ -755,10 +862,10 @@ linalg::GemmOperands<T> plainOperands(bool transA, const T *a, int64_t lda,
 
 void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   float alpha, const float *a, int64_t lda, const float *b,
-                  int64_t ldb, float beta, float *c, int64_t ldc,
-                  bool parallel, const GemmEpilogue<float> &epilogue) {
-  gemmImpl(m, n, k, alpha, plainOperands(transA, a, lda, transB, b, ldb),
-           beta, c, ldc, parallel, epilogue);
+                  int64_t ldb, float beta, float *c, int64_t ldc, bool parallel,
+                  const GemmEpilogue<float> &epilogue) {
+  gemmImpl(m, n, k, alpha, plainOperands(transA, a, lda, transB, b, ldb), beta,
+           c, ldc, parallel, epilogue);
 }
 
 void linalg::gemm(int64_t m, int64_t n, int64_t k, float alpha,
@@ -784,8 +891,8 @@ void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   double alpha, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double beta, double *c, int64_t ldc,
                   bool parallel, const GemmEpilogue<double> &epilogue) {
-  gemmImpl(m, n, k, alpha, plainOperands(transA, a, lda, transB, b, ldb),
-           beta, c, ldc, parallel, epilogue);
+  gemmImpl(m, n, k, alpha, plainOperands(transA, a, lda, transB, b, ldb), beta,
+           c, ldc, parallel, epilogue);
 }
 
 bool linalg::forceGemmKernel(GemmKernel kernel) {

@@ -96,8 +96,8 @@ void im2col(const T *in, int64_t channels, const Window &w, T *col,
 /// Row p of each panel from `line`; NR fixed at compile time turns each
 /// piece into a few vector moves instead of a call to memmove.
 template <int64_t NR>
-void scatterToPanels(const float *line, int64_t panels, int64_t rows,
-                     int64_t p, float *dst) {
+void scatterToPanels(const float *line, int64_t panels, int64_t rows, int64_t p,
+                     float *dst) {
   for (int64_t q = 0; q < panels; ++q) {
     float *__restrict to = dst + (q * rows + p) * NR;
     const float *from = line + q * NR;
@@ -243,11 +243,11 @@ MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
     for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
       for (int64_t kh = 0; kh < w.kernel[1]; ++kh)
         for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
-          rows[t++] = padded +
-                      (kd * w.dilation[0] * shape.extent[1] +
-                       kh * w.dilation[1]) *
-                          shape.rowLength +
-                      kw * w.dilation[2];
+          rows[t++] =
+              padded +
+              (kd * w.dilation[0] * shape.extent[1] + kh * w.dilation[1]) *
+                  shape.rowLength +
+              kw * w.dilation[2];
     int64_t count = shape.flatCount(w);
     scratch.flatOut.resize(count);
     T *flatOut = scratch.flatOut.data();
@@ -258,8 +258,7 @@ MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
     for (int64_t od = 0; od < w.out[0]; ++od)
       for (int64_t oh = 0; oh < w.out[1]; ++oh) {
         T *dst = out + (od * w.out[1] + oh) * w.out[2];
-        const T *src =
-            flatOut + (od * shape.extent[1] + oh) * shape.rowLength;
+        const T *src = flatOut + (od * shape.extent[1] + oh) * shape.rowLength;
         std::copy(src, src + w.out[2], dst);
         clampRange(dst, w.out[2], clamp);
       }
@@ -422,17 +421,11 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
         if (direct) {
           ops.b = in;
           ops.ldb = cols;
-        } else if (cols >= mPerGroup) {
+        } else {
+          // Split along the channels, the GEMM packs op(B) once for all
+          // its blocks, so the input is unfolded only once either way.
           packer = convInputPacker(in, w);
           ops.packB = &packer;
-        } else {
-          // Fewer output positions than channels: the GEMM splits the
-          // channels over threads and each block packs all of op(B), so
-          // unfold it once (im2col) and let the blocks copy it.
-          T *buffer = col.get(rows * cols);
-          im2col(in, cPerGroup, w, buffer, parallel);
-          ops.b = buffer;
-          ops.ldb = cols;
         }
         linalg::gemm(mPerGroup, cols, rows, 1.0f, ops, 0.0f,
                      outData + n * outChannels * cols, cols, parallel,
@@ -506,13 +499,13 @@ Status convKernel(KernelContext &context) {
   if (cache && group == 1 && work == DType::Float32) {
     int64_t depth = weights->numElements() / std::max<int64_t>(1, outChannels);
     packed = cache->get<linalg::PackedA>([&] {
-      return std::make_shared<const linalg::PackedA>(
-          false, ww.data<float>(), depth, outChannels, depth);
+      return std::make_shared<const linalg::PackedA>(false, ww.data<float>(),
+                                                     depth, outChannels, depth);
     });
   }
   if (work == DType::Float64)
-    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp,
-                        nullptr, out);
+    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp, nullptr,
+                        out);
   else
     convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, clamp,
                        packed.get(), out);

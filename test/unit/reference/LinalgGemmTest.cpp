@@ -182,6 +182,9 @@ TEST_F(GemmTest, LargeSplitProductEveryKernel) {
     std::mt19937 rng(3);
     runCase({false, false, 517, 70, 300, 1.0f, 0.5f, 3, 0, 1}, rng);
     runCase({true, true, 45, 611, 290, -1.0f, 0.0f, 0, 2, 0}, rng);
+    // Split along M with op(B) transposed: the whole of op(B) is packed
+    // once, in tasks of 8 panels (more than one here) per depth block.
+    runCase({false, true, 600, 300, 530, 1.0f, -1.0f, 0, 1, 2}, rng);
     if (HasFatalFailure())
       return;
   }
@@ -244,6 +247,46 @@ TEST_F(GemmTest, ThreadCountDoesNotChangeBits) {
   }
 }
 
+TEST_F(GemmTest, ColumnBitsDoNotDependOnTheTileTheyLandIn) {
+  // The first `width` columns of a product computed with n = width (the
+  // last panel an edge tile, stored column by column) against the same
+  // columns with n = 64 (whole tiles): every bit must agree, with beta and
+  // the epilogue's bias and clamp on the last k block.
+  for (linalg::GemmKernel kernel : availableKernels()) {
+    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    const int64_t m = 24, k = 300, ld = 64;
+    std::vector<float> a(m * k), b(k * ld), c(m * ld), bias(m);
+    for (std::vector<float> *values : {&a, &b, &c, &bias})
+      for (float &x : *values)
+        x = dist(rng);
+    FusedActivation clamp{-0.25f, 0.5f};
+    linalg::GemmEpilogue<float> epilogue{bias.data(), &clamp};
+    linalg::GemmOperands<float> ops;
+    ops.a = a.data();
+    ops.lda = k;
+    ops.b = b.data();
+    ops.ldb = ld;
+    std::vector<float> whole = c;
+    linalg::gemm(m, ld, k, 1.5f, ops, 0.5f, whole.data(), ld, false, epilogue);
+    for (int64_t width : {1, 4, 16, 17, 31, 33, 49}) {
+      std::vector<float> part = c;
+      linalg::gemm(m, width, k, 1.5f, ops, 0.5f, part.data(), ld, false,
+                   epilogue);
+      for (int64_t i = 0; i < m; ++i) {
+        ASSERT_EQ(0, std::memcmp(&whole[i * ld], &part[i * ld],
+                                 width * sizeof(float)))
+            << "row " << i << " width " << width;
+        // Columns past the product stay as they were.
+        ASSERT_EQ(0, std::memcmp(&c[i * ld + width], &part[i * ld + width],
+                                 (ld - width) * sizeof(float)))
+            << "row " << i << " width " << width;
+      }
+    }
+  }
+}
+
 /// The epilogue must give exactly what the separate passes over C give:
 /// the product, then the bias added, then Clip's comparisons. The products
 /// are seeded with NaN, infinities and signed zeros, which the vector
@@ -251,8 +294,8 @@ TEST_F(GemmTest, ThreadCountDoesNotChangeBits) {
 TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const FusedActivation clamps[] = {{0.0f, inf}, {0.0f, 6.0f},
-                                    {-0.25f, 0.25f}, {0.5f, -0.5f}};
+  const FusedActivation clamps[] = {
+      {0.0f, inf}, {0.0f, 6.0f}, {-0.25f, 0.25f}, {0.5f, -0.5f}};
   const Case cases[] = {
       {false, false, 16, 3025, 64, 1.0f, 0.0f, 0, 0, 0}, // split along n
       {false, false, 260, 49, 600, 1.0f, 0.0f, 0, 0, 5}, // along m, 3 k blocks
@@ -279,16 +322,15 @@ TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
       bias[0] = -0.0f;
       for (const FusedActivation &clamp : clamps)
         for (bool withBias : {false, true}) {
-          linalg::GemmEpilogue<float> epilogue{
-              withBias ? bias.data() : nullptr, &clamp};
+          linalg::GemmEpilogue<float> epilogue{withBias ? bias.data() : nullptr,
+                                               &clamp};
           std::vector<float> fused = ops.c, separate = ops.c;
           linalg::gemm(test.transA, test.transB, test.m, test.n, test.k,
-                       test.alpha, ops.a.data(), ops.lda, ops.b.data(),
-                       ops.ldb, test.beta, fused.data(), ops.ldc, true,
-                       epilogue);
+                       test.alpha, ops.a.data(), ops.lda, ops.b.data(), ops.ldb,
+                       test.beta, fused.data(), ops.ldc, true, epilogue);
           linalg::gemm(test.transA, test.transB, test.m, test.n, test.k,
-                       test.alpha, ops.a.data(), ops.lda, ops.b.data(),
-                       ops.ldb, test.beta, separate.data(), ops.ldc);
+                       test.alpha, ops.a.data(), ops.lda, ops.b.data(), ops.ldb,
+                       test.beta, separate.data(), ops.ldc);
           for (int64_t i = 0; i < test.m; ++i)
             for (int64_t j = 0; j < test.n; ++j) {
               float &v = separate[i * ops.ldc + j];
@@ -322,8 +364,7 @@ TEST_F(GemmTest, PackedOperandsEqualPlainOnesBitForBit) {
       Operands ops = makeOperands(test, rng);
       // Packed while another kernel is in force: gemm must notice.
       ASSERT_TRUE(linalg::forceGemmKernel(kernels.front()));
-      linalg::PackedA stale(test.transA, ops.a.data(), ops.lda, test.m,
-                            test.k);
+      linalg::PackedA stale(test.transA, ops.a.data(), ops.lda, test.m, test.k);
       ASSERT_TRUE(linalg::forceGemmKernel(kernel));
       linalg::PackedA packed(test.transA, ops.a.data(), ops.lda, test.m,
                              test.k);
