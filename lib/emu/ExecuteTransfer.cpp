@@ -315,7 +315,7 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
       }
       // The register is decoded once per contents (decodedMatrix), the
       // vector once per cycle; the products then run over integers.
-      const DecodedMatrix &decoded =
+      const DecodedMatrixView decoded =
           decodedMatrix(matrix.Where, mab, expr.Prec);
       uint32_t addends[16] = {}, results[16];
       if (expr.Prec == Precision::H) {
@@ -331,7 +331,8 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
         }
         DecodedHalfBlock vector;
         decodeHalfBlockOfLongWords(&b.High[pe0], vector);
-        mauMatVecHalfMatrix(decoded.Half, vector, addends, results);
+        mauMatVecHalfMatrix(*decoded.HalfProducts, decoded.HalfRows, vector,
+                            addends, results);
         for (unsigned k = 0; k < 4; ++k) {
           out.High[pe0 + k] =
               uint64_t(results[4 * k]) << 32 | results[4 * k + 1];

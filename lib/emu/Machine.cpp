@@ -21,16 +21,21 @@ namespace mncc::emu {
 
 template <typename T>
 ZeroedArray<T>::ZeroedArray(size_t count)
-    : Data(static_cast<T *>(std::calloc(count, sizeof(T)))) {
-  if (!Data)
+    : Raw(std::calloc(count * sizeof(T) + 64, 1)) {
+  if (!Raw)
     std::abort(); // out of memory: nothing sensible to continue with
+  auto address = reinterpret_cast<uintptr_t>(Raw);
+  Data = reinterpret_cast<T *>((address + 63) / 64 * 64);
 }
-template <typename T> ZeroedArray<T>::~ZeroedArray() { std::free(Data); }
+template <typename T> ZeroedArray<T>::~ZeroedArray() { std::free(Raw); }
 
 template class ZeroedArray<uint16_t>;
 template class ZeroedArray<uint32_t>;
 template class ZeroedArray<uint64_t>;
 template class ZeroedArray<Machine::DecodedMatrix>;
+template class ZeroedArray<HalfMatrixProducts>;
+template class ZeroedArray<Machine::DecodedHalfRows>;
+template class ZeroedArray<Machine::DecodedPseudoSingleRows>;
 
 namespace {
 constexpr unsigned DramPageBits = 16; // 64 Ki long words per page
@@ -47,35 +52,42 @@ Machine::Machine()
       L2bm(size_t(L2bmLongWords) * NumL2bs),
       Pdm(size_t(PdmLongWords) * NumGroups),
       Matrices(size_t(2) * NumMabs * 16 * 4),
-      DecodedMatrices(size_t(2) * NumMabs) {
+      DecodedMatrices(size_t(2) * NumMabs),
+      DecodedHalfProducts(size_t(2) * NumMabs),
+      DecodedHalfRowsOf(size_t(2) * NumMabs),
+      DecodedPseudoSingle(size_t(2) * NumMabs) {
   DefaultMask.Entry = 0;
   DefaultMask.Targets = MaskAll;
 }
 
 Machine::~Machine() = default;
 
-const Machine::DecodedMatrix &Machine::decodedMatrix(Space space, unsigned mab,
-                                                     Precision prec) const {
+Machine::DecodedMatrixView Machine::decodedMatrix(Space space, unsigned mab,
+                                                  Precision prec) const {
   size_t plane = space == Space::MatY ? 1 : 0;
   size_t index = plane * NumMabs + mab % NumMabs;
   DecodedMatrix &decoded = DecodedMatrices[index];
+  DecodedMatrixView view{&DecodedHalfProducts[index],
+                         DecodedHalfRowsOf[index].Rows,
+                         DecodedPseudoSingle[index].Rows};
   if (decoded.Valid && decoded.Prec == prec)
-    return decoded;
+    return view;
   const uint64_t *words = &Matrices[index * 16 * 4];
   decoded.Prec = prec;
   decoded.Valid = true;
   // A row is four long words, elements from the most significant end.
   if (prec == Precision::H) {
-    decodeHalfMatrix(words, decoded.Half);
+    decodeHalfMatrix(words, DecodedHalfProducts[index],
+                     DecodedHalfRowsOf[index].Rows);
   } else {
     for (unsigned row = 0; row < 8; ++row) {
       uint32_t elements[PseudoSingleBlockSize];
       for (unsigned j = 0; j < PseudoSingleBlockSize; ++j)
         elements[j] = uint32_t(words[row * 4 + j / 2] >> (32 - 32 * (j % 2)));
-      decodePseudoSingleBlock(elements, decoded.PseudoSingleRows[row]);
+      decodePseudoSingleBlock(elements, DecodedPseudoSingle[index].Rows[row]);
     }
   }
-  return decoded;
+  return view;
 }
 
 uint32_t *Machine::words(Space space) {

@@ -9,7 +9,13 @@
 
 #include "mncc/emu/Numerics.h"
 
+#include <atomic>
 #include <cstring>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define MNCC_EMU_AVX512 1
+#include <immintrin.h>
+#endif
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -257,7 +263,7 @@ template <typename F> constexpr int productUnitScale(unsigned ignoredBits) {
 /// sums[r] = sum_i NormalSignificand[i] of row r times that of the
 /// vector, for the 16 rows: 16 products below 2^18 each, so every sum is
 /// exact in 32 bits.
-void halfDotProducts(const DecodedHalfMatrix &matrix,
+void halfDotProducts(const HalfMatrixProducts &matrix,
                      const DecodedHalfBlock &vector, int32_t *sums) {
 #if defined(__SSE2__)
   // pmaddwd multiplies 16-bit lanes and adds neighbouring products into 32
@@ -269,7 +275,7 @@ void halfDotProducts(const DecodedHalfMatrix &matrix,
   __m128i v1 = _mm_load_si128(vectorLanes + 1);
   auto partial = [&](unsigned r) {
     const __m128i *rowLanes =
-        reinterpret_cast<const __m128i *>(matrix.Rows[r].NormalSignificand);
+        reinterpret_cast<const __m128i *>(matrix.NormalRows[r]);
     return _mm_add_epi32(_mm_madd_epi16(_mm_load_si128(rowLanes), v0),
                          _mm_madd_epi16(_mm_load_si128(rowLanes + 1), v1));
   };
@@ -288,7 +294,7 @@ void halfDotProducts(const DecodedHalfMatrix &matrix,
   for (unsigned r = 0; r < HalfBlockSize; ++r) {
     int32_t sum = 0;
     for (unsigned i = 0; i < HalfBlockSize; ++i)
-      sum += int32_t(matrix.Rows[r].NormalSignificand[i]) *
+      sum += int32_t(matrix.NormalRows[r][i]) *
              int32_t(vector.NormalSignificand[i]);
     sums[r] = sum;
   }
@@ -307,7 +313,7 @@ void halfDotProducts(const DecodedHalfMatrix &matrix,
 /// (at least 2^-79), so its ulp, and any non-zero sum, is at least 2^-102.
 /// An exact zero is +0 in both. This needs the host's default rounding
 /// mode (to nearest), which mncc never changes.
-uint32_t halfTailInSingle(const DecodedHalfMatrix &matrix,
+uint32_t halfTailInSingle(const HalfMatrixProducts &matrix,
                           const DecodedHalfBlock &vector, const int32_t *sums,
                           const uint32_t *c, uint32_t *y) {
   uint32_t infiniteAddends = 0;
@@ -347,6 +353,91 @@ uint32_t halfTailInSingle(const DecodedHalfMatrix &matrix,
 #endif
   return infiniteAddends;
 }
+
+#ifdef MNCC_EMU_AVX512
+// GCC 12 warns that the intrinsics' undefined pass-through operand "is used
+// uninitialized"; it is not (every lane is written).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wpsabi"
+/// a0+a2 b0+b2 a1+a3 b1+b3 in each 128-bit lane: pairs of partial sums of
+/// two vectors, side by side.
+__attribute__((target("avx512f"))) inline __m512i addPairs(__m512i a,
+                                                           __m512i b) {
+  return _mm512_add_epi32(_mm512_unpacklo_epi32(a, b),
+                          _mm512_unpackhi_epi32(a, b));
+}
+
+/// Two addPairs results to the lane totals of their four vectors.
+__attribute__((target("avx512f"))) inline __m512i addQuads(__m512i a,
+                                                           __m512i b) {
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b),
+                          _mm512_unpackhi_epi64(a, b));
+}
+
+/// halfDotProducts with 512-bit vectors: two rows per pmaddwd, then a
+/// transposing reduction of the eight vectors of partial sums. Integer
+/// sums are exact, so the order of the additions does not matter.
+__attribute__((target("avx512f,avx512bw"))) void
+halfDotProductsAvx512(const HalfMatrixProducts &matrix,
+                      const DecodedHalfBlock &vector, int32_t *sums) {
+  const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(
+      reinterpret_cast<const __m256i *>(vector.NormalSignificand)));
+  __m512i partial[8];
+  for (unsigned j = 0; j < 8; ++j)
+    // 128-bit lanes 0 and 1: row 2j's partial sums; 2 and 3: row 2j + 1's.
+    partial[j] =
+        _mm512_madd_epi16(_mm512_loadu_si512(matrix.NormalRows[2 * j]), v);
+  // Per 128-bit lane L: the lane totals of four partial vectors.
+  __m512i low = addQuads(addPairs(partial[0], partial[1]),
+                         addPairs(partial[2], partial[3]));
+  __m512i high = addQuads(addPairs(partial[4], partial[5]),
+                          addPairs(partial[6], partial[7]));
+  // Lane 0 + lane 1 and lane 2 + lane 3: rows (0, 2, 4, 6) and (1, 3, 5,
+  // 7) of `low`, rows 8 + those of `high`.
+  low = _mm512_add_epi32(low, _mm512_shuffle_i32x4(low, low, 0xb1));
+  high = _mm512_add_epi32(high, _mm512_shuffle_i32x4(high, high, 0xb1));
+  const __m512i order = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 16, 24, 17,
+                                          25, 18, 26, 19, 27);
+  _mm512_storeu_si512(sums, _mm512_permutex2var_epi32(low, order, high));
+}
+
+/// halfTailInSingle on all 16 rows in one 512-bit vector: the same
+/// operations in the same order, so the same bits.
+__attribute__((target("avx512f"))) uint32_t
+halfTailInSingleAvx512(const HalfMatrixProducts &matrix,
+                       const DecodedHalfBlock &vector, const int32_t *sums,
+                       const uint32_t *c, uint32_t *y) {
+  const __m512i exponentMask = _mm512_set1_epi32(int32_t(Single::MaxExp));
+  __m512 products =
+      _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(sums)),
+                                  _mm512_loadu_ps(matrix.RowWeights)),
+                    _mm512_set1_ps(vector.UnitWeight));
+  __m512i addend = _mm512_loadu_si512(c);
+  __m512i exponent = _mm512_and_si512(
+      _mm512_srli_epi32(addend, Single::ManBits), exponentMask);
+  // Exponent field 0 is zero whatever the mantissa holds.
+  addend = _mm512_maskz_mov_epi32(
+      _mm512_cmpneq_epi32_mask(exponent, _mm512_setzero_si512()), addend);
+  __m512 total = _mm512_add_ps(products, _mm512_castsi512_ps(addend));
+  _mm512_storeu_si512(y, _mm512_castps_si512(total));
+  return uint32_t(_mm512_cmpeq_epi32_mask(exponent, exponentMask));
+}
+
+bool cpuHasAvx512() {
+  static const bool has =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  return has;
+}
+
+#pragma GCC diagnostic pop
+
+std::atomic<bool> wideMatVecAllowed{true};
+
+bool hasAvx512() {
+  return cpuHasAvx512() && wideMatVecAllowed.load(std::memory_order_relaxed);
+}
+#endif
 
 /// The products of row and vector with an extended factor, which the
 /// multiplier shifts down to the block scale by 6 bits per extended factor,
@@ -486,39 +577,56 @@ void decodePseudoSingleBlock(const uint32_t *elements,
   out.NeedsExactPath = needsExact;
 }
 
-void decodeHalfMatrix(const uint64_t *words, DecodedHalfMatrix &out) {
-  out.ExtendedRows = 0;
-  out.ExactRows = 0;
+void decodeHalfMatrix(const uint64_t *words, HalfMatrixProducts &products,
+                      DecodedHalfBlock *rows) {
+  products.ExtendedRows = 0;
+  products.ExactRows = 0;
   for (unsigned r = 0; r < HalfBlockSize; ++r) {
-    DecodedHalfBlock &row = out.Rows[r];
+    DecodedHalfBlock &row = rows[r];
     decodeHalfBlockOfLongWords(words + r * 4, row);
-    out.RowWeights[r] = row.UnitWeight;
-    out.ExtendedRows |= uint32_t(row.ExtendedMask != 0) << r;
-    out.ExactRows |= uint32_t(row.NeedsExactPath) << r;
+    std::memcpy(products.NormalRows[r], row.NormalSignificand,
+                sizeof(row.NormalSignificand));
+    products.RowWeights[r] = row.UnitWeight;
+    products.ExtendedRows |= uint32_t(row.ExtendedMask != 0) << r;
+    products.ExactRows |= uint32_t(row.NeedsExactPath) << r;
   }
 }
 
-void mauMatVecHalfMatrix(const DecodedHalfMatrix &matrix,
+void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
+                         const DecodedHalfBlock *rows,
                          const DecodedHalfBlock &vector, const uint32_t *c,
                          uint32_t *y, bool reduceToHalf) {
   constexpr int UnitScale = productUnitScale<Half>(0);
   constexpr uint32_t AllRows = (uint32_t(1) << HalfBlockSize) - 1;
-  int32_t sums[HalfBlockSize];
-  halfDotProducts(matrix, vector, sums);
-  for (uint32_t rows = vector.ExtendedMask ? AllRows : matrix.ExtendedRows;
-       rows; rows &= rows - 1) {
-    unsigned r = unsigned(__builtin_ctz(rows));
-    sums[r] += halfExtendedProducts(matrix.Rows[r], vector);
+  alignas(64) int32_t sums[HalfBlockSize];
+#ifdef MNCC_EMU_AVX512
+  const bool wide = hasAvx512();
+  if (wide)
+    halfDotProductsAvx512(matrix, vector, sums);
+  else
+#endif
+    halfDotProducts(matrix, vector, sums);
+  for (uint32_t extended = vector.ExtendedMask ? AllRows : matrix.ExtendedRows;
+       extended; extended &= extended - 1) {
+    unsigned r = unsigned(__builtin_ctz(extended));
+    sums[r] += halfExtendedProducts(rows[r], vector);
   }
   // The rows the single precision tail cannot take: an infinite element,
   // an infinite c, or the rounding to half.
   uint32_t exactRows = vector.NeedsExactPath ? AllRows : matrix.ExactRows;
   uint32_t generalRows = AllRows;
-  if (!reduceToHalf)
-    generalRows = halfTailInSingle(matrix, vector, sums, c, y) | exactRows;
+  if (!reduceToHalf) {
+#ifdef MNCC_EMU_AVX512
+    if (wide)
+      generalRows =
+          halfTailInSingleAvx512(matrix, vector, sums, c, y) | exactRows;
+    else
+#endif
+      generalRows = halfTailInSingle(matrix, vector, sums, c, y) | exactRows;
+  }
   for (; generalRows; generalRows &= generalRows - 1) {
     unsigned r = unsigned(__builtin_ctz(generalRows));
-    const DecodedHalfBlock &row = matrix.Rows[r];
+    const DecodedHalfBlock &row = rows[r];
     if (row.NeedsExactPath || vector.NeedsExactPath) {
       y[r] = mauMatVecHalf(row.Bits, vector.Bits, HalfBlockSize, c[r],
                            reduceToHalf);
@@ -528,6 +636,16 @@ void mauMatVecHalfMatrix(const DecodedHalfMatrix &matrix,
     y[r] = reduceToHalf ? finishMatVec<Half>(sums[r], scale, c[r])
                         : finishMatVec<Single>(sums[r], scale, c[r]);
   }
+}
+
+bool allowWideMatVec(bool allowed) {
+#ifdef MNCC_EMU_AVX512
+  wideMatVecAllowed.store(allowed, std::memory_order_relaxed);
+  return cpuHasAvx512();
+#else
+  (void)allowed;
+  return false;
+#endif
 }
 
 void mauMatVecPseudoSingleRows(const DecodedPseudoSingleBlock *rows,

@@ -58,6 +58,7 @@ constexpr unsigned peIndex(unsigned group, unsigned l2b, unsigned l1b,
 
 /// A zero-initialised array obtained from calloc, so untouched pages of the
 /// large PE memories cost nothing.
+/// calloc'ed storage (pages untouched until used), aligned to a cache line.
 template <typename T> class ZeroedArray {
 public:
   explicit ZeroedArray(size_t count);
@@ -70,6 +71,7 @@ public:
   const T &operator[](size_t i) const { return Data[i]; }
 
 private:
+  void *Raw;
   T *Data;
 };
 
@@ -164,12 +166,23 @@ private:
   struct DecodedMatrix {
     Precision Prec;
     bool Valid;
-    DecodedHalfMatrix Half;
-    DecodedPseudoSingleBlock PseudoSingleRows[8];
+  };
+  struct DecodedHalfRows {
+    DecodedHalfBlock Rows[HalfBlockSize];
+  };
+  struct DecodedPseudoSingleRows {
+    DecodedPseudoSingleBlock Rows[8];
+  };
+  /// Where the decoded register lives: the half products and rows (Prec H)
+  /// or the pseudo-single rows (Prec G).
+  struct DecodedMatrixView {
+    const HalfMatrixProducts *HalfProducts;
+    const DecodedHalfBlock *HalfRows;
+    const DecodedPseudoSingleBlock *PseudoSingleRows;
   };
   /// The decoded register (Prec H or G) of a MAB (Machine.cpp).
-  const DecodedMatrix &decodedMatrix(Space space, unsigned mab,
-                                     Precision prec) const;
+  DecodedMatrixView decodedMatrix(Space space, unsigned mab,
+                                  Precision prec) const;
 
   // Transfers (ExecuteTransfer.cpp).
   /// Long word of a matrix register row for writing: every write goes
@@ -199,8 +212,13 @@ private:
   /// Matrices[((plane * NumMabs + mab) * 16 + row) * 4 + column]. Write
   /// only through matrixWord (DecodedMatrices follows the writes).
   ZeroedArray<uint64_t> Matrices;
-  /// Decode cache of the matrix registers, same order as Matrices.
+  /// Decode cache of the matrix registers, same order as Matrices: the
+  /// state, and apart from it what the products read on every cycle
+  /// (HalfProducts, contiguous) and what they rarely read.
   mutable ZeroedArray<DecodedMatrix> DecodedMatrices;
+  mutable ZeroedArray<HalfMatrixProducts> DecodedHalfProducts;
+  mutable ZeroedArray<DecodedHalfRows> DecodedHalfRowsOf;
+  mutable ZeroedArray<DecodedPseudoSingleRows> DecodedPseudoSingle;
   std::unordered_map<uint64_t, std::unique_ptr<uint64_t[]>> Dram;
   MaskControl DefaultMask;
   Timing *Timer = nullptr;

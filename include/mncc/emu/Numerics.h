@@ -572,8 +572,15 @@ struct DecodedPseudoSingleBlock {
 };
 
 /// A 16 x 16 half matrix register decoded for the MAU, row by row.
-struct DecodedHalfMatrix {
-  DecodedHalfBlock Rows[HalfBlockSize];
+/// What every product with a decoded half matrix reads, kept apart from
+/// the per-row details (DecodedHalfBlock), which only extended or infinite
+/// elements and the rounding to half need: the emulator keeps one per MAB
+/// and register, and the products run at the speed these few cache lines
+/// arrive.
+struct HalfMatrixProducts {
+  /// Rows[r].NormalSignificand, row after row, for dot products that load
+  /// two rows per 512-bit vector.
+  alignas(64) int16_t NormalRows[HalfBlockSize][HalfBlockSize];
   /// Rows[r].UnitWeight, side by side for the vectorised tail.
   float RowWeights[HalfBlockSize];
   /// Bit r: row r has an extended element.
@@ -582,21 +589,42 @@ struct DecodedHalfMatrix {
   uint32_t ExactRows;
 };
 
+/// A 16 x 16 half matrix (a matrix register) decoded for the MAU.
+struct DecodedHalfMatrix {
+  HalfMatrixProducts Products;
+  DecodedHalfBlock Rows[HalfBlockSize];
+};
+
 void decodeHalfBlock(const uint16_t *elements, DecodedHalfBlock &out);
 /// The same for the 16 halves of four long words, most significant first
 /// in each (a matrix register row, or the vector the four PEs of a MAB
 /// supply).
 void decodeHalfBlockOfLongWords(const uint64_t *words, DecodedHalfBlock &out);
 /// The 16 rows of a matrix register, four long words each.
-void decodeHalfMatrix(const uint64_t *words, DecodedHalfMatrix &out);
+void decodeHalfMatrix(const uint64_t *words, HalfMatrixProducts &products,
+                      DecodedHalfBlock *rows);
+inline void decodeHalfMatrix(const uint64_t *words, DecodedHalfMatrix &out) {
+  decodeHalfMatrix(words, out.Products, out.Rows);
+}
 void decodePseudoSingleBlock(const uint32_t *elements,
                              DecodedPseudoSingleBlock &out);
 
 /// y[r] = row r . vector + c[r] for the 16 rows, bit for bit the result of
 /// mauMatVecHalf(matrix.Rows[r].Bits, vector.Bits, 16, c[r], reduceToHalf).
-void mauMatVecHalfMatrix(const DecodedHalfMatrix &matrix,
+void mauMatVecHalfMatrix(const HalfMatrixProducts &products,
+                         const DecodedHalfBlock *rows,
                          const DecodedHalfBlock &vector, const uint32_t *c,
                          uint32_t *y, bool reduceToHalf = false);
+inline void mauMatVecHalfMatrix(const DecodedHalfMatrix &matrix,
+                                const DecodedHalfBlock &vector,
+                                const uint32_t *c, uint32_t *y,
+                                bool reduceToHalf = false) {
+  mauMatVecHalfMatrix(matrix.Products, matrix.Rows, vector, c, y, reduceToHalf);
+}
+/// Whether mauMatVecHalfMatrix may use its 512-bit path (default: yes, on
+/// CPUs with AVX-512BW); returns whether this CPU has that path. A test
+/// hook: both paths must give the same bits.
+bool allowWideMatVec(bool allowed);
 /// The same for pseudo-single blocks of 8 and mauMatVecPseudoSingle.
 void mauMatVecPseudoSingleRows(const DecodedPseudoSingleBlock *rows,
                                unsigned rowCount,

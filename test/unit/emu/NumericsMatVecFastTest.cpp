@@ -177,18 +177,24 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
     for (unsigned r = 0; r < 16; ++r)
       c[r] = randomAddend(random, mauMatVecHalf(elements + r * HalfBlockSize,
                                                 vectorBits, 16, 0));
-    for (bool reduce : {false, true}) {
-      uint32_t y[16];
-      mauMatVecHalfMatrix(matrix, vector, c, y, reduce);
-      for (unsigned r = 0; r < 16; ++r) {
-        uint32_t expected = mauMatVecHalf(elements + r * HalfBlockSize,
-                                          vectorBits, 16, c[r], reduce);
-        ASSERT_EQ(y[r], expected)
-            << "trial " << trial << " row " << r << " reduce " << reduce
-            << " c 0x" << std::hex << c[r];
+    // The 128-bit path always, the 512-bit one where the CPU has it.
+    for (bool wide : {false, true}) {
+      if (!allowWideMatVec(wide) && wide)
+        continue;
+      for (bool reduce : {false, true}) {
+        uint32_t y[16];
+        mauMatVecHalfMatrix(matrix, vector, c, y, reduce);
+        for (unsigned r = 0; r < 16; ++r) {
+          uint32_t expected = mauMatVecHalf(elements + r * HalfBlockSize,
+                                            vectorBits, 16, c[r], reduce);
+          ASSERT_EQ(y[r], expected)
+              << "trial " << trial << " row " << r << " reduce " << reduce
+              << " wide " << wide << " c 0x" << std::hex << c[r];
+        }
       }
     }
   }
+  allowWideMatVec(true);
 }
 
 TEST(NumericsMatVecFast, HalfDecodingsAgree) {
