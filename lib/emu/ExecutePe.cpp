@@ -1015,12 +1015,21 @@ void Machine::executeStep(const Statement &stmt) {
       continue; // MV transfers complete at once: nothing to wait for
     Pending p;
     p.Expr = &expr;
-    p.Result.reset(new WideLanes[4]);
+    // Result buffers come from a pool and go back to it (or become a
+    // forwarding latch) at the end of the step: at 256 KiB each, a fresh
+    // allocation per expression cost page faults on every step.
+    if (ResultPool.empty()) {
+      p.Result.reset(new WideLanes[4]);
+    } else {
+      p.Result = std::move(ResultPool.back());
+      ResultPool.pop_back();
+    }
     p.Flags.reset(new uint8_t[4 * NumPes]());
     bool upper = writesUpper(expr);
     bool toPe = isTransferToPe(expr.Op);
-    size_t count = expr.Sources.size();
-    std::unique_ptr<WideLanes[]> sources(new WideLanes[count ? count : 1]);
+    size_t count = std::min<size_t>(expr.Sources.size(), MaxSources);
+    // The operands live only while this expression's cycles run.
+    WideLanes *sources = SourceScratch.get();
     const WideLanes *pointers[3] = {nullptr, nullptr, nullptr};
     for (size_t i = 0; i < count && i < 3; ++i)
       pointers[i] = &sources[i];
@@ -1080,23 +1089,25 @@ void Machine::executeStep(const Statement &stmt) {
       for (unsigned cycle = 0; cycle < 4; ++cycle)
         writeDestination(dst, cycle, p.Result[cycle], &p.Flags[cycle * NumPes]);
   }
-  if (!forward)
-    return;
-  for (const Pending &p : pending) {
+  for (Pending &p : pending) {
     Opcode op = p.Expr->Op;
-    WideLanes *latch = nullptr;
-    if (isMauVector(op) || op == Opcode::MFma || op == Opcode::MMul)
-      latch = MauForward.get();
+    std::unique_ptr<WideLanes[]> *latch = nullptr;
+    if (!forward)
+      latch = nullptr;
+    else if (isMauVector(op) || op == Opcode::MFma || op == Opcode::MMul)
+      latch = &MauForward;
     else if (isAlu(op))
-      latch = AluForward.get();
+      latch = &AluForward;
     else if (op == Opcode::MRead)
-      latch = MreadForward.get();
+      latch = &MreadForward;
     else if (isTransferToPe(op))
-      latch = LbForward.get();
-    if (!latch)
-      continue;
-    for (unsigned cycle = 0; cycle < 4; ++cycle)
-      latch[cycle] = p.Result[cycle];
+      latch = &LbForward;
+    // The result becomes the latch (the last expression of the step that
+    // feeds it wins, as in order of the copies it replaces); the buffer it
+    // replaces goes back to the pool.
+    if (latch)
+      std::swap(*latch, p.Result);
+    ResultPool.push_back(std::move(p.Result));
   }
 }
 

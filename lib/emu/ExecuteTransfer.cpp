@@ -321,24 +321,13 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
       if (expr.Prec == Precision::H) {
         // PE k supplies halves 4k..4k+3 of b, most significant first, and
         // receives the four singles 4k..4k+3 of y and c (High then Low).
-        if (c) {
-          for (unsigned k = 0; k < 4; ++k) {
-            addends[4 * k] = uint32_t(c->High[pe0 + k] >> 32);
-            addends[4 * k + 1] = uint32_t(c->High[pe0 + k]);
-            addends[4 * k + 2] = uint32_t(c->Low[pe0 + k] >> 32);
-            addends[4 * k + 3] = uint32_t(c->Low[pe0 + k]);
-          }
-        }
+        if (c)
+          halfSinglesFromLanes(&c->High[pe0], &c->Low[pe0], addends);
         DecodedHalfBlock vector;
         decodeHalfBlockOfLongWords(&b.High[pe0], vector);
         mauMatVecHalfMatrix(*decoded.HalfProducts, decoded.HalfRows, vector,
                             addends, results);
-        for (unsigned k = 0; k < 4; ++k) {
-          out.High[pe0 + k] =
-              uint64_t(results[4 * k]) << 32 | results[4 * k + 1];
-          out.Low[pe0 + k] =
-              uint64_t(results[4 * k + 2]) << 32 | results[4 * k + 3];
-        }
+        halfLanesFromSingles(results, &out.High[pe0], &out.Low[pe0]);
         continue;
       }
       // Pseudo-single: PE k supplies singles 2k, 2k + 1 of b and receives

@@ -638,6 +638,71 @@ void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
   }
 }
 
+#ifdef MNCC_EMU_AVX512
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wpsabi"
+namespace {
+// 64-bit lanes (High[k], Low[k]) interleaved, each long word's two singles
+// swapped: the singles in element order, most significant first.
+__attribute__((target("avx512f"))) void
+singlesFromLanesAvx512(const uint64_t *high, const uint64_t *low,
+                       uint32_t *singles) {
+  const __m512i interleave = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+  __m512i words = _mm512_permutex2var_epi64(
+      _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(high))),
+      interleave,
+      _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(low))));
+  _mm512_storeu_si512(singles, _mm512_shuffle_epi32(words, _MM_PERM_CDAB));
+}
+
+__attribute__((target("avx512f"))) void
+lanesFromSinglesAvx512(const uint32_t *singles, uint64_t *high, uint64_t *low) {
+  __m512i words =
+      _mm512_shuffle_epi32(_mm512_loadu_si512(singles), _MM_PERM_CDAB);
+  const __m512i split = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  words = _mm512_permutexvar_epi64(split, words);
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(high),
+                      _mm512_castsi512_si256(words));
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(low),
+                      _mm512_extracti64x4_epi64(words, 1));
+}
+} // namespace
+#pragma GCC diagnostic pop
+#endif
+
+void halfSinglesFromLanes(const uint64_t *high, const uint64_t *low,
+                          uint32_t *singles) {
+#ifdef MNCC_EMU_AVX512
+  if (hasAvx512()) {
+    singlesFromLanesAvx512(high, low, singles);
+    return;
+  }
+#endif
+  for (unsigned k = 0; k < 4; ++k) {
+    singles[4 * k] = uint32_t(high[k] >> 32);
+    singles[4 * k + 1] = uint32_t(high[k]);
+    singles[4 * k + 2] = uint32_t(low[k] >> 32);
+    singles[4 * k + 3] = uint32_t(low[k]);
+  }
+}
+
+void halfLanesFromSingles(const uint32_t *singles, uint64_t *high,
+                          uint64_t *low) {
+#ifdef MNCC_EMU_AVX512
+  if (hasAvx512()) {
+    lanesFromSinglesAvx512(singles, high, low);
+    return;
+  }
+#endif
+  for (unsigned k = 0; k < 4; ++k) {
+    high[k] = uint64_t(singles[4 * k]) << 32 | singles[4 * k + 1];
+    low[k] = uint64_t(singles[4 * k + 2]) << 32 | singles[4 * k + 3];
+  }
+}
+
 bool allowWideMatVec(bool allowed) {
 #ifdef MNCC_EMU_AVX512
   wideMatVecAllowed.store(allowed, std::memory_order_relaxed);

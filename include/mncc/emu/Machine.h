@@ -207,6 +207,11 @@ private:
   ZeroedArray<uint16_t> Bar0, Bar1;
   /// Forwarding latches, one per cycle (manual 3.6.1).
   std::unique_ptr<WideLanes[]> AluForward, MauForward, LbForward, MreadForward;
+  /// executeStep's scratch: result buffers of four cycles each, reused
+  /// across steps, and the operands of the expression being evaluated.
+  static constexpr size_t MaxSources = 3;
+  std::vector<std::unique_ptr<WideLanes[]>> ResultPool;
+  std::unique_ptr<WideLanes[]> SourceScratch;
   ZeroedArray<uint64_t> L1bm, L2bm, Pdm;
   /// Matrix registers x and y of each MAB: 16 rows of 4 long words,
   /// Matrices[((plane * NumMabs + mab) * 16 + row) * 4 + column]. Write

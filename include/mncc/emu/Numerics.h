@@ -621,9 +621,17 @@ inline void mauMatVecHalfMatrix(const DecodedHalfMatrix &matrix,
                                 bool reduceToHalf = false) {
   mauMatVecHalfMatrix(matrix.Products, matrix.Rows, vector, c, y, reduceToHalf);
 }
-/// Whether mauMatVecHalfMatrix may use its 512-bit path (default: yes, on
-/// CPUs with AVX-512BW); returns whether this CPU has that path. A test
-/// hook: both paths must give the same bits.
+/// The 16 singles a MAB's four PEs hold for a half matrix-vector product
+/// (PE k: singles 4k, 4k + 1 in high[k], 4k + 2, 4k + 3 in low[k], most
+/// significant first) to element order, and back.
+void halfSinglesFromLanes(const uint64_t *high, const uint64_t *low,
+                          uint32_t *singles);
+void halfLanesFromSingles(const uint32_t *singles, uint64_t *high,
+                          uint64_t *low);
+
+/// Whether mauMatVecHalfMatrix (and the two above) may use its 512-bit path
+/// (default: yes, on CPUs with AVX-512BW); returns whether this CPU has that
+/// path. A test hook: both paths must give the same bits.
 bool allowWideMatVec(bool allowed);
 /// The same for pseudo-single blocks of 8 and mauMatVecPseudoSingle.
 void mauMatVecPseudoSingleRows(const DecodedPseudoSingleBlock *rows,

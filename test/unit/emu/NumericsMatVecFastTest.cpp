@@ -443,3 +443,36 @@ TEST_F(EmuMatrixFastPath, HalfAndPseudoSingleMatchPerElementPath) {
 }
 
 } // namespace
+
+TEST(NumericsMatVecFast, HalfSinglesAndLanesConvertBothWays) {
+  // PE k holds singles 4k, 4k + 1 in its high long word and 4k + 2, 4k + 3
+  // in its low one, most significant first; both paths must agree.
+  Random random(99);
+  for (bool wide : {false, true}) {
+    if (!allowWideMatVec(wide) && wide)
+      continue;
+    for (unsigned trial = 0; trial < 100; ++trial) {
+      uint64_t high[4], low[4];
+      for (unsigned k = 0; k < 4; ++k) {
+        high[k] = uint64_t(random()) << 32 | uint32_t(random());
+        low[k] = uint64_t(random()) << 32 | uint32_t(random());
+      }
+      uint32_t singles[16];
+      halfSinglesFromLanes(high, low, singles);
+      for (unsigned k = 0; k < 4; ++k) {
+        ASSERT_EQ(singles[4 * k], uint32_t(high[k] >> 32)) << "wide " << wide;
+        ASSERT_EQ(singles[4 * k + 1], uint32_t(high[k])) << "wide " << wide;
+        ASSERT_EQ(singles[4 * k + 2], uint32_t(low[k] >> 32))
+            << "wide " << wide;
+        ASSERT_EQ(singles[4 * k + 3], uint32_t(low[k])) << "wide " << wide;
+      }
+      uint64_t backHigh[4], backLow[4];
+      halfLanesFromSingles(singles, backHigh, backLow);
+      for (unsigned k = 0; k < 4; ++k) {
+        ASSERT_EQ(backHigh[k], high[k]) << "wide " << wide;
+        ASSERT_EQ(backLow[k], low[k]) << "wide " << wide;
+      }
+    }
+  }
+  allowWideMatVec(true);
+}
