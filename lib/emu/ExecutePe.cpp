@@ -355,7 +355,11 @@ void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
   unsigned width = widthWords(op.Size);
   uint32_t base =
       op.Flat ? op.Address[cycle] : op.Address[0] + op.Stride * cycle;
-  uint32_t size = wordCount(op.Where);
+  // The sizes are powers of two: wrapping is a mask, not a division per PE.
+  static_assert((LmWords & (LmWords - 1)) == 0 &&
+                    (GrfWords & (GrfWords - 1)) == 0,
+                "local memory sizes wrap with a mask");
+  uint32_t wrap = wordCount(op.Where) - 1;
   uint32_t align = ~(width - 1);
   const uint16_t *bar = op.Where == Space::LM0   ? Bar0.data()
                         : op.Where == Space::LM1 ? Bar1.data()
@@ -371,7 +375,7 @@ void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
       address += uint32_t(TReg[size_t(cycle * 2) * NumPes + pe]);
     if (op.MabAdjust && pe % PesPerMab <= op.MaPe)
       address += width;
-    addresses[pe] = (address % size) & align;
+    addresses[pe] = address & wrap & align;
   }
 }
 
