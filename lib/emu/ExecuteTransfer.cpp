@@ -321,6 +321,11 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
       if (expr.Prec == Precision::H) {
         // PE k supplies halves 4k..4k+3 of b, most significant first, and
         // receives the four singles 4k..4k+3 of y and c (High then Low).
+        if (mauMatVecHalfLanes(*decoded.HalfProducts, &b.High[pe0],
+                               c ? &c->High[pe0] : nullptr,
+                               c ? &c->Low[pe0] : nullptr, &out.High[pe0],
+                               &out.Low[pe0]))
+          continue;
         if (c)
           halfSinglesFromLanes(&c->High[pe0], &c->Low[pe0], addends);
         DecodedHalfBlock vector;

@@ -375,14 +375,12 @@ __attribute__((target("avx512f"))) inline __m512i addQuads(__m512i a,
                           _mm512_unpackhi_epi64(a, b));
 }
 
-/// halfDotProducts with 512-bit vectors: two rows per pmaddwd, then a
-/// transposing reduction of the eight vectors of partial sums. Integer
-/// sums are exact, so the order of the additions does not matter.
-__attribute__((target("avx512f,avx512bw"))) void
-halfDotProductsAvx512(const HalfMatrixProducts &matrix,
-                      const DecodedHalfBlock &vector, int32_t *sums) {
-  const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(
-      reinterpret_cast<const __m256i *>(vector.NormalSignificand)));
+/// The 16 row sums of the products with `v` (the vector's 16 significands,
+/// twice): two rows per pmaddwd, then a transposing reduction of the eight
+/// vectors of partial sums. Integer sums are exact, so the order of the
+/// additions does not matter.
+__attribute__((target("avx512f,avx512bw"))) inline __m512i
+halfRowSumsAvx512(const HalfMatrixProducts &matrix, __m512i v) {
   __m512i partial[8];
   for (unsigned j = 0; j < 8; ++j)
     // 128-bit lanes 0 and 1: row 2j's partial sums; 2 and 3: row 2j + 1's.
@@ -399,7 +397,21 @@ halfDotProductsAvx512(const HalfMatrixProducts &matrix,
   high = _mm512_add_epi32(high, _mm512_shuffle_i32x4(high, high, 0xb1));
   const __m512i order = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 16, 24, 17,
                                           25, 18, 26, 19, 27);
-  _mm512_storeu_si512(sums, _mm512_permutex2var_epi32(low, order, high));
+  return _mm512_permutex2var_epi32(low, order, high);
+}
+
+/// halfDotProducts with 512-bit vectors.
+__attribute__((target("avx512f,avx512bw"))) void
+halfDotProductsAvx512(const HalfMatrixProducts &matrix,
+                      const DecodedHalfBlock &vector, int32_t *sums) {
+  // Two 128-bit loads, as decodeHalfLanes stored the halves: one 256-bit
+  // load of two fresh 128-bit stores cannot take its data from the store
+  // buffer and waits for them to reach the cache.
+  const __m128i *halves =
+      reinterpret_cast<const __m128i *>(vector.NormalSignificand);
+  const __m512i v = _mm512_broadcast_i64x4(
+      _mm256_set_m128i(_mm_loadu_si128(halves + 1), _mm_loadu_si128(halves)));
+  _mm512_storeu_si512(sums, halfRowSumsAvx512(matrix, v));
 }
 
 /// halfTailInSingle on all 16 rows in one 512-bit vector: the same
@@ -425,8 +437,9 @@ halfTailInSingleAvx512(const HalfMatrixProducts &matrix,
 }
 
 bool cpuHasAvx512() {
-  static const bool has =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  static const bool has = __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
   return has;
 }
 
@@ -672,6 +685,106 @@ lanesFromSinglesAvx512(const uint32_t *singles, uint64_t *high, uint64_t *low) {
 } // namespace
 #pragma GCC diagnostic pop
 #endif
+
+#ifdef MNCC_EMU_AVX512
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wpsabi"
+namespace {
+/// mauMatVecHalfLanes on AVX-512: everything in registers, from the PEs'
+/// long words to theirs.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) bool
+matVecHalfLanesAvx512(const HalfMatrixProducts &matrix,
+                      const uint64_t *vectorWords, const uint64_t *cHigh,
+                      const uint64_t *cLow, uint64_t *yHigh, uint64_t *yLow) {
+  // The vector's 16 halves in element order: each long word holds four,
+  // most significant first, so reverse the 16-bit lanes of each.
+  const __m256i reverse =
+      _mm256_setr_epi8(6, 7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13, 10, 11, 8, 9, 6,
+                       7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13, 10, 11, 8, 9);
+  __m256i bits = _mm256_shuffle_epi8(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(vectorWords)),
+      reverse);
+  const __m256i infExponent = _mm256_set1_epi16(int16_t(Half::MaxExp));
+  __m256i exponent =
+      _mm256_and_si256(_mm256_srli_epi16(bits, Half::ManBits), infExponent);
+  __m256i mantissa =
+      _mm256_and_si256(bits, _mm256_set1_epi16(int16_t(Half::ManMask)));
+  // An infinite element, or an extended one (exponent field 0, mantissa
+  // not 0), takes the general path.
+  __mmask16 special =
+      _mm256_cmpeq_epi16_mask(exponent, infExponent) |
+      (_mm256_cmpeq_epi16_mask(exponent, _mm256_setzero_si256()) &
+       _mm256_cmpneq_epi16_mask(mantissa, _mm256_setzero_si256()));
+  if (special)
+    return false;
+  __m256i negative = _mm256_srai_epi16(bits, 15);
+  __m256i significand =
+      _mm256_sub_epi16(_mm256_xor_si256(mantissa, negative), negative);
+  // The block exponent: the largest exponent field.
+  __m128i maxLanes = _mm_max_epi16(_mm256_castsi256_si128(exponent),
+                                   _mm256_extracti128_si256(exponent, 1));
+  maxLanes = _mm_max_epi16(maxLanes, _mm_shuffle_epi32(maxLanes, 0x4e));
+  maxLanes = _mm_max_epi16(maxLanes, _mm_shuffle_epi32(maxLanes, 0xb1));
+  maxLanes = _mm_max_epi16(maxLanes, _mm_srli_epi32(maxLanes, 16));
+  int maxExp = _mm_cvtsi128_si32(maxLanes) & 0xffff;
+  float vectorWeight = float(powerOfTwo(maxExp + unitScaleOf<Half>(0)));
+
+  // The addends in element order (zero for a product without c); an
+  // infinite one takes the general path, exponent field 0 reads as zero.
+  __m512i addend = _mm512_setzero_si512();
+  const __m512i exponentMask = _mm512_set1_epi32(int32_t(Single::MaxExp));
+  if (cHigh) {
+    const __m512i interleave = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+    __m512i words = _mm512_permutex2var_epi64(
+        _mm512_castsi256_si512(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(cHigh))),
+        interleave,
+        _mm512_castsi256_si512(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(cLow))));
+    addend = _mm512_shuffle_epi32(words, _MM_PERM_CDAB);
+    __m512i addendExponent = _mm512_and_si512(
+        _mm512_srli_epi32(addend, Single::ManBits), exponentMask);
+    if (_mm512_cmpeq_epi32_mask(addendExponent, exponentMask))
+      return false;
+    addend = _mm512_maskz_mov_epi32(
+        _mm512_cmpneq_epi32_mask(addendExponent, _mm512_setzero_si512()),
+        addend);
+  }
+
+  __m512i sums = halfRowSumsAvx512(matrix, _mm512_broadcast_i64x4(significand));
+  // As halfTailInSingle: the same operations in the same order.
+  __m512 products =
+      _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sums),
+                                  _mm512_loadu_ps(matrix.RowWeights)),
+                    _mm512_set1_ps(vectorWeight));
+  __m512i total =
+      _mm512_castps_si512(_mm512_add_ps(products, _mm512_castsi512_ps(addend)));
+  // Back to the lanes: the singles of each long word swapped, then the
+  // even long words to the high halves, the odd ones to the low.
+  total = _mm512_shuffle_epi32(total, _MM_PERM_CDAB);
+  total = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                                   total);
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(yHigh),
+                      _mm512_castsi512_si256(total));
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(yLow),
+                      _mm512_extracti64x4_epi64(total, 1));
+  return true;
+}
+} // namespace
+#pragma GCC diagnostic pop
+#endif
+
+bool mauMatVecHalfLanes(const HalfMatrixProducts &matrix,
+                        const uint64_t *vectorWords, const uint64_t *cHigh,
+                        const uint64_t *cLow, uint64_t *yHigh, uint64_t *yLow) {
+#ifdef MNCC_EMU_AVX512
+  if (!matrix.ExtendedRows && !matrix.ExactRows && hasAvx512())
+    return matVecHalfLanesAvx512(matrix, vectorWords, cHigh, cLow, yHigh, yLow);
+#endif
+  return false;
+}
 
 void halfSinglesFromLanes(const uint64_t *high, const uint64_t *low,
                           uint32_t *singles) {

@@ -629,7 +629,18 @@ void halfSinglesFromLanes(const uint64_t *high, const uint64_t *low,
 void halfLanesFromSingles(const uint32_t *singles, uint64_t *high,
                           uint64_t *low);
 
-/// Whether mauMatVecHalfMatrix (and the two above) may use its 512-bit path
+/// One MAB's y = M b + c straight from and to its PEs' long words, for the
+/// common case only: returns false, writing nothing, when the matrix, the
+/// vector or an addend has an extended or infinite element (or the CPU
+/// lacks AVX-512BW); then use the functions above. vectorWords: PE k's
+/// most significant long word (halves 4k..4k+3 of b); cHigh/cLow (null
+/// for no c) and yHigh/yLow: PE k's long words of singles as
+/// halfSinglesFromLanes reads them. Bit for bit mauMatVecHalfMatrix.
+bool mauMatVecHalfLanes(const HalfMatrixProducts &matrix,
+                        const uint64_t *vectorWords, const uint64_t *cHigh,
+                        const uint64_t *cLow, uint64_t *yHigh, uint64_t *yLow);
+
+/// Whether mauMatVecHalfMatrix (and the ones above) may use its 512-bit path
 /// (default: yes, on CPUs with AVX-512BW); returns whether this CPU has that
 /// path. A test hook: both paths must give the same bits.
 bool allowWideMatVec(bool allowed);

@@ -476,3 +476,75 @@ TEST(NumericsMatVecFast, HalfSinglesAndLanesConvertBothWays) {
   }
   allowWideMatVec(true);
 }
+
+TEST(NumericsMatVecFast, HalfLanesPathMatchesPerElementPath) {
+  // The fused path from and to the PEs' long words, on finite blocks (so
+  // it applies) and on special-laden ones (where it must decline or
+  // agree), with and without c.
+  Random random(4242);
+  unsigned taken = 0;
+  for (unsigned trial = 0; trial < 2000; ++trial) {
+    uint16_t elements[16 * HalfBlockSize], vectorBits[HalfBlockSize];
+    // Three trials in four: finite blocks at one block exponent each, some
+    // elements zero (what hbfn makes of finite data); otherwise the
+    // special-laden random blocks.
+    auto finiteBlock = [&](uint16_t *block) {
+      uint32_t blockExp = 1 + below(random, Half::MaxExp - 2);
+      for (unsigned i = 0; i < HalfBlockSize; ++i)
+        block[i] = below(random, 10) == 0
+                       ? Half::pack(random() & 1, 0, 0)
+                       : Half::pack(random() & 1, blockExp,
+                                    uint16_t(random() & Half::ManMask));
+    };
+    bool special = trial % 4 == 3;
+    for (unsigned r = 0; r < 16; ++r) {
+      if (special)
+        randomHalfBlock(random, elements + r * HalfBlockSize);
+      else
+        finiteBlock(elements + r * HalfBlockSize);
+    }
+    if (special)
+      randomHalfBlock(random, vectorBits);
+    else
+      finiteBlock(vectorBits);
+    auto longWord = [](const uint16_t *halves) {
+      return uint64_t(halves[0]) << 48 | uint64_t(halves[1]) << 32 |
+             uint64_t(halves[2]) << 16 | halves[3];
+    };
+    uint64_t words[16 * 4], vectorWords[4];
+    for (unsigned i = 0; i < 16 * 4; ++i)
+      words[i] = longWord(elements + 4 * i);
+    for (unsigned k = 0; k < 4; ++k)
+      vectorWords[k] = longWord(vectorBits + 4 * k);
+    DecodedHalfMatrix matrix;
+    decodeHalfMatrix(words, matrix);
+    uint32_t c[16];
+    for (unsigned r = 0; r < 16; ++r) {
+      c[r] = randomAddend(random,
+                          mauMatVecHalf(elements + r * 16, vectorBits, 16, 0));
+      // Finite addends, except in the special trials.
+      if (!special && Single::exponent(c[r]) == Single::MaxExp)
+        c[r] = Single::pack(Single::sign(c[r]), Single::MaxExp - 1, 0);
+    }
+    uint64_t cHigh[4], cLow[4], yHigh[4], yLow[4];
+    halfLanesFromSingles(c, cHigh, cLow);
+    bool withC = trial % 8 != 5;
+    if (!mauMatVecHalfLanes(matrix.Products, vectorWords,
+                            withC ? cHigh : nullptr, withC ? cLow : nullptr,
+                            yHigh, yLow))
+      continue;
+    ++taken;
+    uint32_t y[16];
+    halfSinglesFromLanes(yHigh, yLow, y);
+    for (unsigned r = 0; r < 16; ++r)
+      ASSERT_EQ(y[r], mauMatVecHalf(elements + r * HalfBlockSize, vectorBits,
+                                    16, withC ? c[r] : 0))
+          << "trial " << trial << " row " << r;
+  }
+  // The fused path exists only with AVX-512BW; where it does, it must have
+  // been taken for most hbfn-made blocks.
+  if (allowWideMatVec(true))
+    EXPECT_GT(taken, 1000u);
+  else
+    EXPECT_EQ(taken, 0u);
+}
