@@ -379,7 +379,7 @@ __attribute__((target("avx512f"))) inline __m512i addQuads(__m512i a,
 /// twice): two rows per pmaddwd, then a transposing reduction of the eight
 /// vectors of partial sums. Integer sums are exact, so the order of the
 /// additions does not matter.
-__attribute__((target("avx512f,avx512bw"))) inline __m512i
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i
 halfRowSumsAvx512(const HalfMatrixProducts &matrix, __m512i v) {
   __m512i partial[8];
   for (unsigned j = 0; j < 8; ++j)
