@@ -64,16 +64,8 @@ Machine::Machine()
 
 Machine::~Machine() = default;
 
-Machine::DecodedMatrixView Machine::decodedMatrix(Space space, unsigned mab,
-                                                  Precision prec) const {
-  size_t plane = space == Space::MatY ? 1 : 0;
-  size_t index = plane * NumMabs + mab % NumMabs;
+void Machine::decodeMatrix(size_t index, Precision prec) const {
   DecodedMatrix &decoded = DecodedMatrices[index];
-  DecodedMatrixView view{&DecodedHalfProducts[index],
-                         DecodedHalfRowsOf[index].Rows,
-                         DecodedPseudoSingle[index].Rows};
-  if (decoded.Valid && decoded.Prec == prec)
-    return view;
   const uint64_t *words = &Matrices[index * 16 * 4];
   decoded.Prec = prec;
   decoded.Valid = true;
@@ -81,15 +73,14 @@ Machine::DecodedMatrixView Machine::decodedMatrix(Space space, unsigned mab,
   if (prec == Precision::H) {
     decodeHalfMatrix(words, DecodedHalfProducts[index],
                      DecodedHalfRowsOf[index].Rows);
-  } else {
-    for (unsigned row = 0; row < 8; ++row) {
-      uint32_t elements[PseudoSingleBlockSize];
-      for (unsigned j = 0; j < PseudoSingleBlockSize; ++j)
-        elements[j] = uint32_t(words[row * 4 + j / 2] >> (32 - 32 * (j % 2)));
-      decodePseudoSingleBlock(elements, DecodedPseudoSingle[index].Rows[row]);
-    }
+    return;
   }
-  return view;
+  for (unsigned row = 0; row < 8; ++row) {
+    uint32_t elements[PseudoSingleBlockSize];
+    for (unsigned j = 0; j < PseudoSingleBlockSize; ++j)
+      elements[j] = uint32_t(words[row * 4 + j / 2] >> (32 - 32 * (j % 2)));
+    decodePseudoSingleBlock(elements, DecodedPseudoSingle[index].Rows[row]);
+  }
 }
 
 uint32_t *Machine::words(Space space) {

@@ -180,9 +180,18 @@ private:
     const DecodedHalfBlock *HalfRows;
     const DecodedPseudoSingleBlock *PseudoSingleRows;
   };
-  /// The decoded register (Prec H or G) of a MAB (Machine.cpp).
+  /// The decoded register (Prec H or G) of a MAB, decoded first if stale
+  /// (decodeMatrix, Machine.cpp). Inline: it runs for every MAB and cycle.
   DecodedMatrixView decodedMatrix(Space space, unsigned mab,
-                                  Precision prec) const;
+                                  Precision prec) const {
+    size_t index = (space == Space::MatY ? NumMabs : 0) + mab % NumMabs;
+    const DecodedMatrix &decoded = DecodedMatrices[index];
+    if (!decoded.Valid || decoded.Prec != prec)
+      decodeMatrix(index, prec);
+    return {&DecodedHalfProducts[index], DecodedHalfRowsOf[index].Rows,
+            DecodedPseudoSingle[index].Rows};
+  }
+  void decodeMatrix(size_t index, Precision prec) const;
 
   // Transfers (ExecuteTransfer.cpp).
   /// Long word of a matrix register row for writing: every write goes
