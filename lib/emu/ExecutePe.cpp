@@ -380,7 +380,8 @@ void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
 }
 
 void Machine::readOperand(const Operand &op, unsigned cycle,
-                          const Expression &expr, WideLanes &out) const {
+                          const Expression &expr, WideLanes &out,
+                          bool highOnly) const {
   switch (op.Where) {
   case Space::LM0:
   case Space::LM1:
@@ -403,7 +404,7 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
         for (unsigned pe = 0; pe < NumPes; ++pe)
           out.Low[pe] =
               uint64_t(row[2 * NumPes + pe]) << 32 | row[3 * NumPes + pe];
-      } else {
+      } else if (!highOnly) {
         std::memset(out.Low, 0, sizeof out.Low);
       }
       return;
@@ -510,10 +511,16 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
     }
   }
   uint8_t maskBits[NumPes]; // on the stack, see readOperand
-  if (mask.MaskKind == MaskSpec::Default)
-    std::memset(maskBits, 0xf, NumPes);
-  else
+  // Unmasked whole-row stores to local memory need no per-PE mask.
+  bool rowStore = mask.MaskKind == MaskSpec::Default &&
+                  (op.Where == Space::LM0 || op.Where == Space::LM1 ||
+                   op.Where == Space::GRF0 || op.Where == Space::GRF1);
+  if (mask.MaskKind == MaskSpec::Default) {
+    if (!rowStore)
+      std::memset(maskBits, 0xf, NumPes);
+  } else {
     cycleMask(mask, cycle, maskBits);
+  }
 
   switch (op.Where) {
   case Space::MaskReg: {
@@ -572,6 +579,8 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
       }
       return;
     }
+    if (rowStore) // per PE after all: the addresses differ
+      std::memset(maskBits, 0xf, NumPes);
     for (unsigned pe = 0; pe < NumPes; ++pe) {
       uint64_t mh, ml;
       expandMask(maskBits[pe], mask.DoubleLong, mh, ml);
@@ -1054,7 +1063,11 @@ void Machine::executeStep(const Statement &stmt) {
         if (toPe && (where == Space::L1BM || where == Space::MatX ||
                      where == Space::MatY))
           continue;
-        readOperand(expr.Sources[i], cycle, expr, sources[i]);
+        // The matrix products read only the vector's most significant
+        // long words.
+        bool highOnly =
+            i == 1 && (expr.Op == Opcode::MFma || expr.Op == Opcode::MMul);
+        readOperand(expr.Sources[i], cycle, expr, sources[i], highOnly);
       }
       if (toPe) {
         readTransfer(expr, cycle, pointers, result);

@@ -148,8 +148,10 @@ private:
   void debugGet(const Statement &stmt, std::string &dump) const;
 
   // Step execution helpers (ExecutePe.cpp).
+  /// `highOnly`: the consumer reads only the most significant long words,
+  /// so the least significant ones may be left as they are.
   void readOperand(const Operand &op, unsigned cycle, const Expression &expr,
-                   WideLanes &out) const;
+                   WideLanes &out, bool highOnly = false) const;
   void computeWordAddresses(const Operand &op, unsigned cycle,
                             uint32_t *addresses) const;
   void cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits) const;
