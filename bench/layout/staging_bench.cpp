@@ -139,8 +139,11 @@ int main(int argc, char **argv) {
          -1},
         {"packInto",
          [&]() {
-           packInto(*layout, workload.dtype, host.data(), bytes, *image,
-                    options);
+           if (!packInto(*layout, workload.dtype, host.data(), bytes, *image,
+                         options)) {
+             std::fprintf(stderr, "error: packInto failed\n");
+             std::exit(1);
+           }
          },
          0},
         {"unpackInto",

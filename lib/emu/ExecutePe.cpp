@@ -1030,7 +1030,9 @@ void Machine::executeStep(const Statement &stmt) {
     p.Expr = &expr;
     // Result buffers come from a pool and go back to it (or become a
     // forwarding latch) at the end of the step: at 256 KiB each, a fresh
-    // allocation per expression cost page faults on every step.
+    // allocation per expression cost page faults on every step. A pooled
+    // buffer holds an earlier step's values, so every producer below
+    // writes both long words of every PE in every cycle it runs.
     if (ResultPool.empty()) {
       p.Result.reset(new WideLanes[4]);
     } else {

@@ -414,26 +414,70 @@ halfDotProductsAvx512(const HalfMatrixProducts &matrix,
   _mm512_storeu_si512(sums, halfRowSumsAvx512(matrix, v));
 }
 
-/// halfTailInSingle on all 16 rows in one 512-bit vector: the same
-/// operations in the same order, so the same bits.
+/// The 16 addends as the tail adds them: exponent field 0 read as zero.
+/// `infinite` gets the rows whose addend is infinite, which the tail
+/// cannot take.
+__attribute__((target("avx512f"), always_inline)) inline __m512i
+finiteAddendsAvx512(__m512i addend, __mmask16 &infinite) {
+  const __m512i exponentMask = _mm512_set1_epi32(int32_t(Single::MaxExp));
+  __m512i exponent = _mm512_and_si512(
+      _mm512_srli_epi32(addend, Single::ManBits), exponentMask);
+  infinite = _mm512_cmpeq_epi32_mask(exponent, exponentMask);
+  return _mm512_maskz_mov_epi32(
+      _mm512_cmpneq_epi32_mask(exponent, _mm512_setzero_si512()), addend);
+}
+
+/// halfTailInSingle's value for all 16 rows: the same operations in the
+/// same order, so the same bits.
+__attribute__((target("avx512f"), always_inline)) inline __m512i
+halfTailAvx512(__m512i sums, const float *rowWeights, float vectorWeight,
+               __m512i finiteAddend) {
+  __m512 products = _mm512_mul_ps(
+      _mm512_mul_ps(_mm512_cvtepi32_ps(sums), _mm512_loadu_ps(rowWeights)),
+      _mm512_set1_ps(vectorWeight));
+  return _mm512_castps_si512(
+      _mm512_add_ps(products, _mm512_castsi512_ps(finiteAddend)));
+}
+
+/// halfTailInSingle on all 16 rows in one 512-bit vector.
 __attribute__((target("avx512f"))) uint32_t
 halfTailInSingleAvx512(const HalfMatrixProducts &matrix,
                        const DecodedHalfBlock &vector, const int32_t *sums,
                        const uint32_t *c, uint32_t *y) {
-  const __m512i exponentMask = _mm512_set1_epi32(int32_t(Single::MaxExp));
-  __m512 products =
-      _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(sums)),
-                                  _mm512_loadu_ps(matrix.RowWeights)),
-                    _mm512_set1_ps(vector.UnitWeight));
-  __m512i addend = _mm512_loadu_si512(c);
-  __m512i exponent = _mm512_and_si512(
-      _mm512_srli_epi32(addend, Single::ManBits), exponentMask);
-  // Exponent field 0 is zero whatever the mantissa holds.
-  addend = _mm512_maskz_mov_epi32(
-      _mm512_cmpneq_epi32_mask(exponent, _mm512_setzero_si512()), addend);
-  __m512 total = _mm512_add_ps(products, _mm512_castsi512_ps(addend));
-  _mm512_storeu_si512(y, _mm512_castps_si512(total));
-  return uint32_t(_mm512_cmpeq_epi32_mask(exponent, exponentMask));
+  __mmask16 infinite;
+  __m512i addend = finiteAddendsAvx512(_mm512_loadu_si512(c), infinite);
+  _mm512_storeu_si512(y, halfTailAvx512(_mm512_loadu_si512(sums),
+                                        matrix.RowWeights, vector.UnitWeight,
+                                        addend));
+  return uint32_t(infinite);
+}
+
+/// A MAB's four PEs' long words (High[k], Low[k]) as 16 singles in element
+/// order: the long words interleaved, each one's two singles swapped (its
+/// most significant single comes first).
+__attribute__((target("avx512f"), always_inline)) inline __m512i
+singlesFromLanesAvx512(const uint64_t *high, const uint64_t *low) {
+  const __m512i interleave = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+  __m512i words = _mm512_permutex2var_epi64(
+      _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(high))),
+      interleave,
+      _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(low))));
+  return _mm512_shuffle_epi32(words, _MM_PERM_CDAB);
+}
+
+/// The inverse: the singles of each long word swapped back, then the even
+/// long words to the high halves, the odd ones to the low.
+__attribute__((target("avx512f"), always_inline)) inline void
+lanesFromSinglesAvx512(__m512i singles, uint64_t *high, uint64_t *low) {
+  __m512i words =
+      _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                               _mm512_shuffle_epi32(singles, _MM_PERM_CDAB));
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(high),
+                      _mm512_castsi512_si256(words));
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(low),
+                      _mm512_extracti64x4_epi64(words, 1));
 }
 
 bool cpuHasAvx512() {
@@ -479,6 +523,14 @@ int32_t halfExtendedProducts(const DecodedHalfBlock &row,
 }
 
 #if defined(__SSE2__)
+/// The largest of eight signed 16-bit lanes.
+inline int maxLane16(__m128i lanes) {
+  lanes = _mm_max_epi16(lanes, _mm_shuffle_epi32(lanes, 0x4e));
+  lanes = _mm_max_epi16(lanes, _mm_shuffle_epi32(lanes, 0xb1));
+  lanes = _mm_max_epi16(lanes, _mm_srli_epi32(lanes, 16));
+  return int16_t(_mm_cvtsi128_si32(lanes) & 0xffff);
+}
+
 /// decodeHalfBlock on two vectors of eight halves each, element order.
 void decodeHalfLanes(__m128i first, __m128i second, DecodedHalfBlock &out) {
   const __m128i zero = _mm_setzero_si128();
@@ -507,10 +559,7 @@ void decodeHalfLanes(__m128i first, __m128i second, DecodedHalfBlock &out) {
     infLanes = _mm_or_si128(infLanes, _mm_cmpeq_epi16(exponent, infExponent));
     extendedLanes[part] = extended;
   }
-  maxLanes = _mm_max_epi16(maxLanes, _mm_shuffle_epi32(maxLanes, 0x4e));
-  maxLanes = _mm_max_epi16(maxLanes, _mm_shuffle_epi32(maxLanes, 0xb1));
-  maxLanes = _mm_max_epi16(maxLanes, _mm_srli_epi32(maxLanes, 16));
-  uint32_t maxExp = uint32_t(_mm_cvtsi128_si32(maxLanes) & 0xffff);
+  uint32_t maxExp = uint32_t(maxLane16(maxLanes));
   out.BlockExponent = int32_t(maxExp);
   out.UnitWeight = float(powerOfTwo(int(maxExp) + unitScaleOf<Half>(0)));
   out.ExtendedMask = uint32_t(
@@ -654,44 +703,20 @@ void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
 #ifdef MNCC_EMU_AVX512
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wpsabi"
-namespace {
-// 64-bit lanes (High[k], Low[k]) interleaved, each long word's two singles
-// swapped: the singles in element order, most significant first.
-__attribute__((target("avx512f"))) void
-singlesFromLanesAvx512(const uint64_t *high, const uint64_t *low,
-                       uint32_t *singles) {
-  const __m512i interleave = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
-  __m512i words = _mm512_permutex2var_epi64(
-      _mm512_castsi256_si512(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(high))),
-      interleave,
-      _mm512_castsi256_si512(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(low))));
-  _mm512_storeu_si512(singles, _mm512_shuffle_epi32(words, _MM_PERM_CDAB));
-}
-
-__attribute__((target("avx512f"))) void
-lanesFromSinglesAvx512(const uint32_t *singles, uint64_t *high, uint64_t *low) {
-  __m512i words =
-      _mm512_shuffle_epi32(_mm512_loadu_si512(singles), _MM_PERM_CDAB);
-  const __m512i split = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
-  words = _mm512_permutexvar_epi64(split, words);
-  _mm256_storeu_si256(reinterpret_cast<__m256i *>(high),
-                      _mm512_castsi512_si256(words));
-  _mm256_storeu_si256(reinterpret_cast<__m256i *>(low),
-                      _mm512_extracti64x4_epi64(words, 1));
-}
-} // namespace
-#pragma GCC diagnostic pop
-#endif
-
-#ifdef MNCC_EMU_AVX512
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wpsabi"
 namespace {
+__attribute__((target("avx512f"))) void
+storeSinglesFromLanes(const uint64_t *high, const uint64_t *low,
+                      uint32_t *singles) {
+  _mm512_storeu_si512(singles, singlesFromLanesAvx512(high, low));
+}
+
+__attribute__((target("avx512f"))) void
+storeLanesFromSingles(const uint32_t *singles, uint64_t *high, uint64_t *low) {
+  lanesFromSinglesAvx512(_mm512_loadu_si512(singles), high, low);
+}
+
 /// mauMatVecHalfLanes on AVX-512: everything in registers, from the PEs'
 /// long words to theirs.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) bool
@@ -723,53 +748,23 @@ matVecHalfLanesAvx512(const HalfMatrixProducts &matrix,
   __m256i significand =
       _mm256_sub_epi16(_mm256_xor_si256(mantissa, negative), negative);
   // The block exponent: the largest exponent field.
-  __m128i maxLanes = _mm_max_epi16(_mm256_castsi256_si128(exponent),
-                                   _mm256_extracti128_si256(exponent, 1));
-  maxLanes = _mm_max_epi16(maxLanes, _mm_shuffle_epi32(maxLanes, 0x4e));
-  maxLanes = _mm_max_epi16(maxLanes, _mm_shuffle_epi32(maxLanes, 0xb1));
-  maxLanes = _mm_max_epi16(maxLanes, _mm_srli_epi32(maxLanes, 16));
-  int maxExp = _mm_cvtsi128_si32(maxLanes) & 0xffff;
+  int maxExp = maxLane16(_mm_max_epi16(_mm256_castsi256_si128(exponent),
+                                       _mm256_extracti128_si256(exponent, 1)));
   float vectorWeight = float(powerOfTwo(maxExp + unitScaleOf<Half>(0)));
 
   // The addends in element order (zero for a product without c); an
   // infinite one takes the general path, exponent field 0 reads as zero.
   __m512i addend = _mm512_setzero_si512();
-  const __m512i exponentMask = _mm512_set1_epi32(int32_t(Single::MaxExp));
   if (cHigh) {
-    const __m512i interleave = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
-    __m512i words = _mm512_permutex2var_epi64(
-        _mm512_castsi256_si512(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(cHigh))),
-        interleave,
-        _mm512_castsi256_si512(
-            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(cLow))));
-    addend = _mm512_shuffle_epi32(words, _MM_PERM_CDAB);
-    __m512i addendExponent = _mm512_and_si512(
-        _mm512_srli_epi32(addend, Single::ManBits), exponentMask);
-    if (_mm512_cmpeq_epi32_mask(addendExponent, exponentMask))
+    __mmask16 infinite;
+    addend = finiteAddendsAvx512(singlesFromLanesAvx512(cHigh, cLow), infinite);
+    if (infinite)
       return false;
-    addend = _mm512_maskz_mov_epi32(
-        _mm512_cmpneq_epi32_mask(addendExponent, _mm512_setzero_si512()),
-        addend);
   }
-
   __m512i sums = halfRowSumsAvx512(matrix, _mm512_broadcast_i64x4(significand));
-  // As halfTailInSingle: the same operations in the same order.
-  __m512 products =
-      _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sums),
-                                  _mm512_loadu_ps(matrix.RowWeights)),
-                    _mm512_set1_ps(vectorWeight));
-  __m512i total =
-      _mm512_castps_si512(_mm512_add_ps(products, _mm512_castsi512_ps(addend)));
-  // Back to the lanes: the singles of each long word swapped, then the
-  // even long words to the high halves, the odd ones to the low.
-  total = _mm512_shuffle_epi32(total, _MM_PERM_CDAB);
-  total = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
-                                   total);
-  _mm256_storeu_si256(reinterpret_cast<__m256i *>(yHigh),
-                      _mm512_castsi512_si256(total));
-  _mm256_storeu_si256(reinterpret_cast<__m256i *>(yLow),
-                      _mm512_extracti64x4_epi64(total, 1));
+  lanesFromSinglesAvx512(
+      halfTailAvx512(sums, matrix.RowWeights, vectorWeight, addend), yHigh,
+      yLow);
   return true;
 }
 } // namespace
@@ -790,7 +785,7 @@ void halfSinglesFromLanes(const uint64_t *high, const uint64_t *low,
                           uint32_t *singles) {
 #ifdef MNCC_EMU_AVX512
   if (hasAvx512()) {
-    singlesFromLanesAvx512(high, low, singles);
+    storeSinglesFromLanes(high, low, singles);
     return;
   }
 #endif
@@ -806,7 +801,7 @@ void halfLanesFromSingles(const uint32_t *singles, uint64_t *high,
                           uint64_t *low) {
 #ifdef MNCC_EMU_AVX512
   if (hasAvx512()) {
-    lanesFromSinglesAvx512(singles, high, low);
+    storeLanesFromSingles(singles, high, low);
     return;
   }
 #endif

@@ -1301,6 +1301,8 @@ public:
   // a size it already has allocates nothing, and its pages are already
   // mapped, which a fresh allocation pays for on first touch.
   static uint8_t *makeDense(MemoryImage &image, const StagingTables &tables) {
+    // Emptied first, so that growing past the capacity copies nothing.
+    image.arena.clear();
     image.arena.resize(tables.numSites * tables.blockBytes);
     image.blockOffsets.clear();
     // Dense site ids ascend in SiteKey order: the entries come sorted.
@@ -1336,7 +1338,9 @@ LayoutResult<MemoryImage> pack(const Layout &layout, DType dtype,
       packInto(layout, dtype, data, numBytes, image, options);
   if (!packed)
     return packed.error();
-  return image;
+  // Moved explicitly: LayoutResult takes its value by value, where the
+  // implicit move on return need not apply.
+  return std::move(image);
 }
 
 LayoutResult<size_t> packInto(const Layout &layout, DType dtype,
@@ -1491,11 +1495,11 @@ LayoutResult<HostBytes> unpack(const Layout &layout, DType dtype,
   // which also take the page faults of a fresh allocation in parallel.
   HostBytes host(numBytes);
   if (numBytes == 0)
-    return host;
+    return std::move(host);
   if (std::optional<LayoutError> error =
           unpackChecked(layout, dtype, image, host.data(), options))
     return *error;
-  return host;
+  return std::move(host);
 }
 
 LayoutResult<size_t> unpackInto(const Layout &layout, DType dtype,

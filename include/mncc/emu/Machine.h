@@ -57,8 +57,7 @@ constexpr unsigned peIndex(unsigned group, unsigned l2b, unsigned l1b,
 }
 
 /// A zero-initialised array obtained from calloc, so untouched pages of the
-/// large PE memories cost nothing.
-/// calloc'ed storage (pages untouched until used), aligned to a cache line.
+/// large PE memories cost nothing; its start is aligned to a cache line.
 template <typename T> class ZeroedArray {
 public:
   explicit ZeroedArray(size_t count);

@@ -573,6 +573,10 @@ void packA(bool transA, const float *a, int64_t lda, int64_t row, int64_t col,
   }
 }
 
+/// Largest op(B), in floats, that is packed whole (64 MiB): the buffer
+/// stays with the calling thread for later products.
+constexpr int64_t kMaxWholeB = int64_t(1) << 24;
+
 /// op(B), all of it, packed as gemmBlock packs it block by block: depth
 /// block pc (kb rows) at pc * roundUp(n, nr), its panels kb * nr floats
 /// apart. Packed once for all the blocks of a product split along M, which
@@ -580,6 +584,7 @@ void packA(bool transA, const float *a, int64_t lda, int64_t row, int64_t col,
 struct PackedB {
   const float *data;
   int64_t paddedCols;
+  int64_t nr; // the panel width it was packed for
 
   const float *block(int64_t pc, int64_t col, int64_t kb) const {
     return data + pc * paddedCols + col * kb;
@@ -588,7 +593,7 @@ struct PackedB {
 
 PackedB packWholeB(const linalg::GemmOperands<float> &ops, int64_t n, int64_t k,
                    int64_t nr) {
-  PackedB packed{nullptr, roundUp(n, nr)};
+  PackedB packed{nullptr, roundUp(n, nr), nr};
   float *data = packBuffer(2, packed.paddedCols * k);
   packed.data = data;
   // Tasks of a depth block times 8 panels, spread over the threads.
@@ -624,6 +629,9 @@ void gemmBlock(const linalg::GemmOperands<float> &ops, int64_t rowBegin,
                const PackedB *packedB = nullptr) {
   const KernelInfo kernel = currentKernel();
   const int64_t mr = kernel.mr, nr = kernel.nr;
+  // Packed for another micro-kernel (a test switched kernels): pack here.
+  if (packedB && packedB->nr != nr)
+    packedB = nullptr;
   const float *a =
       ops.a ? ops.a + (ops.transA ? rowBegin : rowBegin * ops.lda) : nullptr;
   const float *b =
@@ -825,12 +833,15 @@ void gemmImpl(int64_t m, int64_t n, int64_t k, T alpha,
   }
   if (m >= n) {
     if constexpr (std::is_same_v<T, float>) {
-      PackedB packed = packWholeB(ops, n, k, currentKernel().nr);
-      linalg::parallelFor(m, block, [&](int64_t begin, int64_t end) {
-        gemmBlock(ops, begin, 0, end - begin, n, k, alpha, beta,
-                  c + begin * ldc, ldc, epilogue, &packed);
-      });
-      return;
+      const int64_t nr = currentKernel().nr;
+      if (roundUp(n, nr) * k <= kMaxWholeB) {
+        PackedB packed = packWholeB(ops, n, k, nr);
+        linalg::parallelFor(m, block, [&](int64_t begin, int64_t end) {
+          gemmBlock(ops, begin, 0, end - begin, n, k, alpha, beta,
+                    c + begin * ldc, ldc, epilogue, &packed);
+        });
+        return;
+      }
     }
     linalg::parallelFor(m, block, [&](int64_t begin, int64_t end) {
       gemmBlock(ops, begin, 0, end - begin, n, k, alpha, beta, c + begin * ldc,

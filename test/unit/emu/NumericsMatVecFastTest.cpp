@@ -146,6 +146,11 @@ uint32_t randomAddend(Random &random, uint32_t products) {
   }
 }
 
+/// Restores the 512-bit paths however a test that turns them off ends.
+struct WidePathsRestored {
+  ~WidePathsRestored() { allowWideMatVec(true); }
+};
+
 TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
   Random random(20261129);
   for (unsigned trial = 0; trial < 3000; ++trial) {
@@ -178,6 +183,7 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
       c[r] = randomAddend(random, mauMatVecHalf(elements + r * HalfBlockSize,
                                                 vectorBits, 16, 0));
     // The 128-bit path always, the 512-bit one where the CPU has it.
+    WidePathsRestored restored;
     for (bool wide : {false, true}) {
       if (!allowWideMatVec(wide) && wide)
         continue;
@@ -194,7 +200,6 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
       }
     }
   }
-  allowWideMatVec(true);
 }
 
 TEST(NumericsMatVecFast, HalfDecodingsAgree) {
@@ -448,6 +453,7 @@ TEST(NumericsMatVecFast, HalfSinglesAndLanesConvertBothWays) {
   // PE k holds singles 4k, 4k + 1 in its high long word and 4k + 2, 4k + 3
   // in its low one, most significant first; both paths must agree.
   Random random(99);
+  WidePathsRestored restored;
   for (bool wide : {false, true}) {
     if (!allowWideMatVec(wide) && wide)
       continue;
@@ -474,7 +480,6 @@ TEST(NumericsMatVecFast, HalfSinglesAndLanesConvertBothWays) {
       }
     }
   }
-  allowWideMatVec(true);
 }
 
 TEST(NumericsMatVecFast, HalfLanesPathMatchesPerElementPath) {
@@ -529,10 +534,18 @@ TEST(NumericsMatVecFast, HalfLanesPathMatchesPerElementPath) {
     uint64_t cHigh[4], cLow[4], yHigh[4], yLow[4];
     halfLanesFromSingles(c, cHigh, cLow);
     bool withC = trial % 8 != 5;
+    for (unsigned k = 0; k < 4; ++k)
+      yHigh[k] = yLow[k] = 0x5a5a5a5a5a5a5a5aull;
     if (!mauMatVecHalfLanes(matrix.Products, vectorWords,
                             withC ? cHigh : nullptr, withC ? cLow : nullptr,
-                            yHigh, yLow))
+                            yHigh, yLow)) {
+      // Declined: nothing written.
+      for (unsigned k = 0; k < 4; ++k)
+        ASSERT_TRUE(yHigh[k] == 0x5a5a5a5a5a5a5a5aull &&
+                    yLow[k] == 0x5a5a5a5a5a5a5a5aull)
+            << "trial " << trial;
       continue;
+    }
     ++taken;
     uint32_t y[16];
     halfSinglesFromLanes(yHigh, yLow, y);
