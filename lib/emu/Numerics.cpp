@@ -717,20 +717,20 @@ storeLanesFromSingles(const uint32_t *singles, uint64_t *high, uint64_t *low) {
   lanesFromSinglesAvx512(_mm512_loadu_si512(singles), high, low);
 }
 
-/// mauMatVecHalfLanes on AVX-512: everything in registers, from the PEs'
-/// long words to theirs.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) bool
-matVecHalfLanesAvx512(const HalfMatrixProducts &matrix,
-                      const uint64_t *vectorWords, const uint64_t *cHigh,
-                      const uint64_t *cLow, uint64_t *yHigh, uint64_t *yLow) {
+/// The fused product on registers: `vectorWords` the four PEs' most
+/// significant long words, `addends` the 16 singles of c in element order
+/// (zero for none). Returns false, storing nothing, where the general path
+/// must run.
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline bool
+matVecHalfAvx512(const HalfMatrixProducts &matrix, __m256i vectorWords,
+                 __m512i addends, bool withAddends, uint64_t *yHigh,
+                 uint64_t *yLow) {
   // The vector's 16 halves in element order: each long word holds four,
   // most significant first, so reverse the 16-bit lanes of each.
   const __m256i reverse =
       _mm256_setr_epi8(6, 7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13, 10, 11, 8, 9, 6,
                        7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13, 10, 11, 8, 9);
-  __m256i bits = _mm256_shuffle_epi8(
-      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(vectorWords)),
-      reverse);
+  __m256i bits = _mm256_shuffle_epi8(vectorWords, reverse);
   const __m256i infExponent = _mm256_set1_epi16(int16_t(Half::MaxExp));
   __m256i exponent =
       _mm256_and_si256(_mm256_srli_epi16(bits, Half::ManBits), infExponent);
@@ -752,12 +752,12 @@ matVecHalfLanesAvx512(const HalfMatrixProducts &matrix,
                                        _mm256_extracti128_si256(exponent, 1)));
   float vectorWeight = float(powerOfTwo(maxExp + unitScaleOf<Half>(0)));
 
-  // The addends in element order (zero for a product without c); an
-  // infinite one takes the general path, exponent field 0 reads as zero.
+  // An infinite addend takes the general path; exponent field 0 reads as
+  // zero.
   __m512i addend = _mm512_setzero_si512();
-  if (cHigh) {
+  if (withAddends) {
     __mmask16 infinite;
-    addend = finiteAddendsAvx512(singlesFromLanesAvx512(cHigh, cLow), infinite);
+    addend = finiteAddendsAvx512(addends, infinite);
     if (infinite)
       return false;
   }
@@ -767,6 +767,20 @@ matVecHalfLanesAvx512(const HalfMatrixProducts &matrix,
       yLow);
   return true;
 }
+
+/// mauMatVecHalfLanes on AVX-512: everything in registers, from the PEs'
+/// long words to theirs.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) bool
+matVecHalfLanesAvx512(const HalfMatrixProducts &matrix,
+                      const uint64_t *vectorWords, const uint64_t *cHigh,
+                      const uint64_t *cLow, uint64_t *yHigh, uint64_t *yLow) {
+  return matVecHalfAvx512(
+      matrix,
+      _mm256_loadu_si256(reinterpret_cast<const __m256i *>(vectorWords)),
+      cHigh ? singlesFromLanesAvx512(cHigh, cLow) : _mm512_setzero_si512(),
+      cHigh != nullptr, yHigh, yLow);
+}
+
 } // namespace
 #pragma GCC diagnostic pop
 #endif
