@@ -28,27 +28,10 @@ inline std::optional<int64_t> normalizedAxis(int64_t axis, int64_t rank) {
   return axis;
 }
 
-/// Elements [begin, begin + length) of `input` along `axis`, as a tensor
-/// that keeps the axis (with size `length`).
-inline Tensor sliceAxis(const Tensor &input, int64_t axis, int64_t begin,
-                        int64_t length) {
-  std::vector<int64_t> shape = input.shape();
-  int64_t dim = shape[axis];
-  shape[axis] = length;
-  Tensor result(input.dtype(), shape);
-  int64_t outer = product(shape, 0, axis);
-  int64_t inner = product(shape, axis + 1, shape.size());
-  for (int64_t o = 0; o < outer; ++o)
-    copyElements(result, o * length * inner, input, (o * dim + begin) * inner,
-                 length * inner);
-  return result;
-}
-
 /// Joins `parts` along `axis`. With `newAxis`, the parts all have one
 /// shape and a new axis of size parts.size() is inserted at `axis` (like
 /// numpy.stack); otherwise they must agree except along `axis` (like
-/// numpy.concatenate). `axis` is already non-negative. Each element is
-/// copied once.
+/// numpy.concatenate). `axis` is already non-negative.
 inline Status joinAxis(const std::vector<Tensor> &parts, int64_t axis,
                        bool newAxis, const char *opName, Tensor &result) {
   if (parts.empty())
@@ -77,20 +60,14 @@ inline Status joinAxis(const std::vector<Tensor> &parts, int64_t axis,
           " do not fit together along axis " + std::to_string(axis));
     shape[axis] += partShape[axis];
   }
-  result = Tensor(first.dtype(), shape);
-  int64_t outer = product(shape, 0, axis);
-  int64_t inner = product(shape, axis + 1, shape.size());
-  int64_t rowLength = shape[axis] * inner;
-  int64_t offset = 0; // along axis, times inner
-  for (const Tensor &part : parts) {
-    int64_t partLength = part.numElements() / (outer ? outer : 1);
-    if (outer == 0 || partLength == 0)
-      continue;
-    for (int64_t o = 0; o < outer; ++o)
-      copyElements(result, o * rowLength + offset, part, o * partLength,
-                   partLength);
-    offset += partLength;
-  }
+  // concatenateInto writes every element (strings start empty as usual).
+  result = first.dtype() == DType::String
+               ? Tensor(first.dtype(), shape)
+               : Tensor::uninitialized(first.dtype(), shape);
+  std::vector<const Tensor *> pointers;
+  for (const Tensor &part : parts)
+    pointers.push_back(&part);
+  concatenateInto(pointers, axis, result);
   return Status::success();
 }
 

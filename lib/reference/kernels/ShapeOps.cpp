@@ -178,34 +178,7 @@ Status concatKernel(KernelContext &context) {
   Tensor result = first.dtype() == DType::String
                       ? Tensor(first.dtype(), shape)
                       : Tensor::uninitialized(first.dtype(), shape);
-  int64_t outer = product(shape, 0, axis);
-  int64_t inner = product(shape, axis + 1, shape.size());
-  // One copy per (outer index, input), at offsets known in advance, so
-  // large ones spread over the threads (a batch-1 channel concat is a few
-  // big copies).
-  struct Copy {
-    const Tensor *input;
-    int64_t from, to, count;
-  };
-  std::vector<Copy> copies;
-  int64_t out = 0;
-  for (int64_t o = 0; o < outer; ++o)
-    for (const Tensor *input : inputs) {
-      int64_t chunk = input->shape()[axis] * inner;
-      copies.push_back({input, o * chunk, out, chunk});
-      out += chunk;
-    }
-  auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      copyElements(result, copies[i].to, *copies[i].input, copies[i].from,
-                   copies[i].count);
-  };
-  bool large = first.dtype() != DType::String &&
-               result.numElements() >= (int64_t(1) << 16);
-  if (large)
-    linalg::parallelFor(static_cast<int64_t>(copies.size()), 1, run);
-  else
-    run(0, static_cast<int64_t>(copies.size()));
+  concatenateInto(inputs, axis, result);
   context.setOutput(0, result);
   return Status::success();
 }
@@ -251,19 +224,10 @@ Status splitKernel(KernelContext &context) {
                                 " parts, for dimension " + std::to_string(dim) +
                                 " and " + std::to_string(context.numOutputs()) +
                                 " outputs");
-  int64_t outer = product(data->shape(), 0, axis);
-  int64_t inner = product(data->shape(), axis + 1, data->rank());
   int64_t begin = 0;
   for (size_t i = 0; i < split.size(); ++i) {
-    std::vector<int64_t> shape = data->shape();
-    shape[axis] = split[i];
-    Tensor part(data->dtype(), shape);
-    int64_t chunk = split[i] * inner;
-    for (int64_t o = 0; o < outer; ++o)
-      copyElements(part, o * chunk, *data, o * dim * inner + begin * inner,
-                   chunk);
+    context.setOutput(i, sliceAxis(*data, axis, begin, split[i]));
     begin += split[i];
-    context.setOutput(i, part);
   }
   return Status::success();
 }
