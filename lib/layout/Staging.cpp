@@ -1330,6 +1330,36 @@ public:
   }
 };
 
+LayoutResult<std::string> describeStaging(const Layout &layout, DType dtype,
+                                          const StagingOptions &options) {
+  size_t numBytes =
+      static_cast<size_t>(layout.numElements()) * dtypeBytes(dtype);
+  if (std::optional<LayoutError> error =
+          checkStageable(layout, dtype, numBytes, options))
+    return *error;
+  if (layout.numElements() == 0)
+    return std::string("nothing to copy");
+  StagingTables tables = buildTables(layout, dtype, options.memory);
+  std::optional<TilePlan> plan = planTiles(layout, dtype, tables);
+  if (!plan)
+    return std::string("row walk");
+  switch (chooseKernel(*plan, dtypeBytes(dtype))) {
+  case TileKernel::Words:
+    return std::string("tiled, whole long words");
+  case TileKernel::Single:
+    return std::string("tiled, one element per long word");
+  case TileKernel::Transpose16:
+    return std::string("tiled, 16-bit transposes");
+  case TileKernel::Transpose16Pairs:
+    return std::string("tiled, 16-bit transposes in pairs");
+  case TileKernel::Transpose32:
+    return std::string("tiled, 32-bit transposes");
+  case TileKernel::Generic:
+    break;
+  }
+  return std::string("tiled, lane by lane");
+}
+
 LayoutResult<MemoryImage> pack(const Layout &layout, DType dtype,
                                const void *data, size_t numBytes,
                                const StagingOptions &options) {

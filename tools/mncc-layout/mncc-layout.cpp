@@ -9,6 +9,7 @@
 
 #include "mncc/layout/Layout.h"
 #include "mncc/layout/LayoutAlgebra.h"
+#include "mncc/layout/Staging.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -149,6 +150,15 @@ int runValidate(const std::vector<std::string> &args) {
     return 1;
   std::printf("valid for %s in %s\n", dtypeName(options.dtype),
               memoryKindName(options.memory));
+  // How host staging will copy it (docs/layout.md, "Host staging").
+  StagingOptions staging;
+  staging.memory = options.memory;
+  LayoutResult<std::string> copyLoop =
+      describeStaging(layout, options.dtype, staging);
+  if (copyLoop)
+    std::printf("staging: %s\n", copyLoop->c_str());
+  else
+    std::printf("staging: not possible: %s\n", copyLoop.error().str().c_str());
   return 0;
 }
 

@@ -165,6 +165,15 @@ LayoutResult<size_t> unpackInto(const Layout &layout, DType dtype,
                                 size_t numBytes,
                                 const StagingOptions &options = {});
 
+/// How pack() and unpack() move this layout's elements: "tiled, <copy
+/// loop>" with the copy loop one of "whole long words", "one element per
+/// long word", "16-bit transposes", "16-bit transposes in pairs", "32-bit
+/// transposes" or "lane by lane"; or "row walk" (W in a padded
+/// dimension). For users tuning a layout's staging speed, and for tests.
+/// Fails where pack() would.
+LayoutResult<std::string> describeStaging(const Layout &layout, DType dtype,
+                                          const StagingOptions &options = {});
+
 } // namespace layout
 } // namespace mncc
 

@@ -233,39 +233,50 @@ struct KernelCase {
   const char *layout;
   DType dtype;
   MemoryKind memory;
+  const char *copyLoop; // what describeStaging says
 };
 const KernelCase kKernelCases[] = {
     // 16-bit transpose of pairs of groups: PE host-contiguous, W across
     // rows, consecutive addresses (bench shapes).
     {"((2_Time:1, 2_L2B:1, 4_MAB:1, 4:1, 4:4), (24:16, 4_W:1, 4_PE:1); "
      "B@[L1B])",
-     DType::F16, MemoryKind::DRAM},
+     DType::F16, MemoryKind::DRAM, "tiled, 16-bit transposes in pairs"},
     {"((2_L2B:1, 2_Time:1), (4:8, 4_W:1), (4_MAB:1, 4:2), (2_L1B:1, 2:1, "
      "4_PE:1))",
-     DType::BF16, MemoryKind::LM0},
+     DType::BF16, MemoryKind::LM0, "tiled, 16-bit transposes in pairs"},
     {"((2_L2B:1, 2_Time:1), (4:8, 4_W:1), (4_MAB:1, 4:2), (2:1, 4_PE:1); "
      "B@[L1B])",
-     DType::I16, MemoryKind::LM0},
+     DType::I16, MemoryKind::LM0, "tiled, 16-bit transposes in pairs"},
     // 16-bit transpose of single groups: neighbouring groups are not arena
     // neighbours (stride 2), or only some of them are (addresses 0, 1, 2,
     // then 4, 5, 6), so they do not pair up.
-    {"((2:8, 3:2), (4_W:1, 4_PE:1))", DType::F16, MemoryKind::LM0},
-    {"((2:4, 3:1), (4_W:1, 4_PE:1))", DType::U16, MemoryKind::LM1},
+    {"((2:8, 3:2), (4_W:1, 4_PE:1))", DType::F16, MemoryKind::LM0,
+     "tiled, 16-bit transposes"},
+    {"((2:4, 3:1), (4_W:1, 4_PE:1))", DType::U16, MemoryKind::LM1,
+     "tiled, 16-bit transposes"},
     // 32-bit transpose, with a padded leading dimension and replicas.
     {"(13,16)/((4_MAB:1, 4:2), (2_W:1, 2:1, 4_PE:1); B@[L1B])", DType::F32,
-     MemoryKind::LM0},
-    {"((3:8, 2_W:1), (8:1, 4_PE:1))", DType::I32, MemoryKind::L1BM},
+     MemoryKind::LM0, "tiled, 32-bit transposes"},
+    {"((3:8, 2_W:1), (8:1, 4_PE:1))", DType::I32, MemoryKind::L1BM,
+     "tiled, 32-bit transposes"},
     // Whole long words: 64-bit elements, and W host-contiguous.
-    {"((4_PE:1, 6:3), (2_MAB:1, 3:1))", DType::F64, MemoryKind::LM0},
-    {"((8:1, 2_L1B:1), (4_Time:1, 4_W:1))", DType::F16, MemoryKind::L2BM},
-    {"(5,4)/((2_Time:1, 4:1), (2:8, 2_W:1))", DType::F32, MemoryKind::DRAM},
+    {"((4_PE:1, 6:3), (2_MAB:1, 3:1))", DType::F64, MemoryKind::LM0,
+     "tiled, whole long words"},
+    {"((8:1, 2_L1B:1), (4_Time:1, 4_W:1))", DType::F16, MemoryKind::L2BM,
+     "tiled, whole long words"},
+    {"(5,4)/((2_Time:1, 4:1), (2:8, 2_W:1))", DType::F32, MemoryKind::DRAM,
+     "tiled, whole long words"},
     // Element by element: 8-bit lanes, W not filling the long word, lanes
     // out of slot order.
-    {"((8_W:1), (4:1, 4_PE:1))", DType::I8, MemoryKind::LM0},
-    {"((3:1, 4_PE:1), (2_W:2, 2:4))", DType::F16, MemoryKind::LM0},
-    {"((4_PE:1, 2_W:2), (2_W:1, 4:1))", DType::U16, MemoryKind::PDM},
+    {"((8_W:1), (4:1, 4_PE:1))", DType::I8, MemoryKind::LM0,
+     "tiled, lane by lane"},
+    {"((3:1, 4_PE:1), (2_W:2, 2:4))", DType::F16, MemoryKind::LM0,
+     "tiled, lane by lane"},
+    {"((4_PE:1, 2_W:2), (2_W:1, 4:1))", DType::U16, MemoryKind::PDM,
+     "tiled, lane by lane"},
     // W in a padded dimension.
-    {"(7,6)/((2_MAB:1, 4:1), (2_Time:1, 4_W:1))", DType::F16, MemoryKind::LM0},
+    {"(7,6)/((2_MAB:1, 4:1), (2_Time:1, 4_W:1))", DType::F16, MemoryKind::LM0,
+     "row walk"},
 };
 
 StagingOptions optionsFor(const KernelCase &kernelCase, unsigned threads) {
@@ -295,6 +306,25 @@ TEST(StagingTest, PackWritesExactlyWhatElementAtSaysForEveryKernel) {
           << kernelCase.layout << " threads " << threads;
     }
   }
+}
+
+TEST(StagingTest, EachKernelCaseTakesTheCopyLoopItIsFor) {
+  // The cases above are meant to reach every copy loop; a change to the
+  // tile planning that moves one elsewhere shows here.
+  for (const KernelCase &kernelCase : kKernelCases) {
+    StagingOptions options = optionsFor(kernelCase, 1);
+    LayoutResult<std::string> copyLoop = describeStaging(
+        parseOrDie(kernelCase.layout), kernelCase.dtype, options);
+    ASSERT_TRUE(copyLoop.ok()) << copyLoop.error().str();
+    EXPECT_EQ(*copyLoop, kernelCase.copyLoop) << kernelCase.layout;
+  }
+  // The one loop no case above takes: a 16-bit element alone in its long
+  // word (no W).
+  LayoutResult<std::string> single =
+      describeStaging(parseOrDie("((4:1), (4_PE:1))"), DType::F16);
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(*single, "tiled, one element per long word");
+  EXPECT_FALSE(describeStaging(parseOrDie("((4:1), (4:1))"), DType::U32).ok());
 }
 
 TEST(StagingTest, PackWritesExactlyWhatElementAtSaysOnRandomLayouts) {
