@@ -260,6 +260,14 @@ template <typename F> constexpr int productUnitScale(unsigned ignoredBits) {
   return 2 * unitScaleOf<F>(ignoredBits);
 }
 
+/// Elements 2p and 2p + 1 of 16 significands as one 32-bit value (element
+/// 2p in the low half, as pmaddwd pairs them).
+inline int32_t vectorPair(const int16_t *significands, unsigned p) {
+  int32_t pair;
+  std::memcpy(&pair, significands + 2 * p, sizeof(pair));
+  return pair;
+}
+
 /// sums[r] = sum_i NormalSignificand[i] of row r times that of the
 /// vector, for the 16 rows: 16 products below 2^18 each, so every sum is
 /// exact in 32 bits.
@@ -267,34 +275,22 @@ void halfDotProducts(const HalfMatrixProducts &matrix,
                      const DecodedHalfBlock &vector, int32_t *sums) {
 #if defined(__SSE2__)
   // pmaddwd multiplies 16-bit lanes and adds neighbouring products into 32
-  // bits, exactly; four rows' partial sums are then added across lanes
-  // together.
-  const __m128i *vectorLanes =
-      reinterpret_cast<const __m128i *>(vector.NormalSignificand);
-  __m128i v0 = _mm_load_si128(vectorLanes);
-  __m128i v1 = _mm_load_si128(vectorLanes + 1);
-  auto partial = [&](unsigned r) {
-    const __m128i *rowLanes =
-        reinterpret_cast<const __m128i *>(matrix.NormalRows[r]);
-    return _mm_add_epi32(_mm_madd_epi16(_mm_load_si128(rowLanes), v0),
-                         _mm_madd_epi16(_mm_load_si128(rowLanes + 1), v1));
-  };
+  // bits, exactly: four rows of a column pair against the vector's pair.
   for (unsigned r = 0; r < HalfBlockSize; r += 4) {
-    __m128i p0 = partial(r), p1 = partial(r + 1);
-    __m128i p2 = partial(r + 2), p3 = partial(r + 3);
-    __m128i low =
-        _mm_add_epi32(_mm_unpacklo_epi32(p0, p1), _mm_unpackhi_epi32(p0, p1));
-    __m128i high =
-        _mm_add_epi32(_mm_unpacklo_epi32(p2, p3), _mm_unpackhi_epi32(p2, p3));
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(sums + r),
-                     _mm_add_epi32(_mm_unpacklo_epi64(low, high),
-                                   _mm_unpackhi_epi64(low, high)));
+    __m128i sum = _mm_setzero_si128();
+    for (unsigned p = 0; p < HalfBlockSize / 2; ++p)
+      sum = _mm_add_epi32(
+          sum, _mm_madd_epi16(
+                   _mm_load_si128(reinterpret_cast<const __m128i *>(
+                       matrix.ColumnPairs[p][r])),
+                   _mm_set1_epi32(vectorPair(vector.NormalSignificand, p))));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(sums + r), sum);
   }
 #else
   for (unsigned r = 0; r < HalfBlockSize; ++r) {
     int32_t sum = 0;
     for (unsigned i = 0; i < HalfBlockSize; ++i)
-      sum += int32_t(matrix.NormalRows[r][i]) *
+      sum += int32_t(matrix.ColumnPairs[i / 2][r][i % 2]) *
              int32_t(vector.NormalSignificand[i]);
     sums[r] = sum;
   }
@@ -360,58 +356,26 @@ uint32_t halfTailInSingle(const HalfMatrixProducts &matrix,
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wpsabi"
-/// a0+a2 b0+b2 a1+a3 b1+b3 in each 128-bit lane: pairs of partial sums of
-/// two vectors, side by side.
-__attribute__((target("avx512f"))) inline __m512i addPairs(__m512i a,
-                                                           __m512i b) {
-  return _mm512_add_epi32(_mm512_unpacklo_epi32(a, b),
-                          _mm512_unpackhi_epi32(a, b));
-}
-
-/// Two addPairs results to the lane totals of their four vectors.
-__attribute__((target("avx512f"))) inline __m512i addQuads(__m512i a,
-                                                           __m512i b) {
-  return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b),
-                          _mm512_unpackhi_epi64(a, b));
-}
-
-/// The 16 row sums of the products with `v` (the vector's 16 significands,
-/// twice): two rows per pmaddwd, then a transposing reduction of the eight
-/// vectors of partial sums. Integer sums are exact, so the order of the
-/// additions does not matter.
+/// The 16 row sums of the products with the vector whose 16 significands
+/// `vector` points at: per column pair one pmaddwd of all 16 rows against
+/// that pair in every lane, summed. Integer sums are exact, so the order
+/// of the additions does not matter.
 __attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i
-halfRowSumsAvx512(const HalfMatrixProducts &matrix, __m512i v) {
-  __m512i partial[8];
-  for (unsigned j = 0; j < 8; ++j)
-    // 128-bit lanes 0 and 1: row 2j's partial sums; 2 and 3: row 2j + 1's.
-    partial[j] =
-        _mm512_madd_epi16(_mm512_loadu_si512(matrix.NormalRows[2 * j]), v);
-  // Per 128-bit lane L: the lane totals of four partial vectors.
-  __m512i low = addQuads(addPairs(partial[0], partial[1]),
-                         addPairs(partial[2], partial[3]));
-  __m512i high = addQuads(addPairs(partial[4], partial[5]),
-                          addPairs(partial[6], partial[7]));
-  // Lane 0 + lane 1 and lane 2 + lane 3: rows (0, 2, 4, 6) and (1, 3, 5,
-  // 7) of `low`, rows 8 + those of `high`.
-  low = _mm512_add_epi32(low, _mm512_shuffle_i32x4(low, low, 0xb1));
-  high = _mm512_add_epi32(high, _mm512_shuffle_i32x4(high, high, 0xb1));
-  const __m512i order = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 16, 24, 17,
-                                          25, 18, 26, 19, 27);
-  return _mm512_permutex2var_epi32(low, order, high);
+halfRowSumsAvx512(const HalfMatrixProducts &matrix, const int16_t *vector) {
+  __m512i sum = _mm512_setzero_si512();
+  for (unsigned p = 0; p < HalfBlockSize / 2; ++p)
+    sum = _mm512_add_epi32(
+        sum, _mm512_madd_epi16(_mm512_loadu_si512(matrix.ColumnPairs[p]),
+                               _mm512_set1_epi32(vectorPair(vector, p))));
+  return sum;
 }
 
 /// halfDotProducts with 512-bit vectors.
 __attribute__((target("avx512f,avx512bw"))) void
 halfDotProductsAvx512(const HalfMatrixProducts &matrix,
                       const DecodedHalfBlock &vector, int32_t *sums) {
-  // Two 128-bit loads, as decodeHalfLanes stored the halves: one 256-bit
-  // load of two fresh 128-bit stores cannot take its data from the store
-  // buffer and waits for them to reach the cache.
-  const __m128i *halves =
-      reinterpret_cast<const __m128i *>(vector.NormalSignificand);
-  const __m512i v = _mm512_broadcast_i64x4(
-      _mm256_set_m128i(_mm_loadu_si128(halves + 1), _mm_loadu_si128(halves)));
-  _mm512_storeu_si512(sums, halfRowSumsAvx512(matrix, v));
+  _mm512_storeu_si512(sums,
+                      halfRowSumsAvx512(matrix, vector.NormalSignificand));
 }
 
 /// The 16 addends as the tail adds them: exponent field 0 read as zero.
@@ -646,8 +610,8 @@ void decodeHalfMatrix(const uint64_t *words, HalfMatrixProducts &products,
   for (unsigned r = 0; r < HalfBlockSize; ++r) {
     DecodedHalfBlock &row = rows[r];
     decodeHalfBlockOfLongWords(words + r * 4, row);
-    std::memcpy(products.NormalRows[r], row.NormalSignificand,
-                sizeof(row.NormalSignificand));
+    for (unsigned i = 0; i < HalfBlockSize; ++i)
+      products.ColumnPairs[i / 2][r][i % 2] = row.NormalSignificand[i];
     products.RowWeights[r] = row.UnitWeight;
     products.ExtendedRows |= uint32_t(row.ExtendedMask != 0) << r;
     products.ExactRows |= uint32_t(row.NeedsExactPath) << r;
@@ -761,7 +725,13 @@ matVecHalfAvx512(const HalfMatrixProducts &matrix, __m256i vectorWords,
     if (infinite)
       return false;
   }
-  __m512i sums = halfRowSumsAvx512(matrix, _mm512_broadcast_i64x4(significand));
+  // The pairs are broadcast from memory (load ports) rather than shuffled
+  // out of the register (one shuffle port).
+  alignas(32) int16_t significands[HalfBlockSize];
+  _mm256_store_si256(reinterpret_cast<__m256i *>(significands), significand);
+  // Keeps the compiler from turning the loads back into shuffles.
+  asm volatile("" : : "r"(significands) : "memory");
+  __m512i sums = halfRowSumsAvx512(matrix, significands);
   lanesFromSinglesAvx512(
       halfTailAvx512(sums, matrix.RowWeights, vectorWeight, addend), yHigh,
       yLow);

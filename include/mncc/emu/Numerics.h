@@ -578,9 +578,12 @@ struct DecodedPseudoSingleBlock {
 /// and register, and the products run at the speed these few cache lines
 /// arrive.
 struct HalfMatrixProducts {
-  /// Rows[r].NormalSignificand, row after row, for dot products that load
-  /// two rows per 512-bit vector.
-  alignas(64) int16_t NormalRows[HalfBlockSize][HalfBlockSize];
+  /// Rows[r].NormalSignificand by pairs of columns: ColumnPairs[p][r] holds
+  /// row r's elements 2p and 2p + 1. One pmaddwd of a pair's 16 rows with
+  /// the vector's elements 2p, 2p + 1 in every lane gives each row's two
+  /// products summed in its own lane, so the row sums need no horizontal
+  /// additions.
+  alignas(64) int16_t ColumnPairs[HalfBlockSize / 2][HalfBlockSize][2];
   /// Rows[r].UnitWeight, side by side for the vectorised tail.
   float RowWeights[HalfBlockSize];
   /// Bit r: row r has an extended element.
