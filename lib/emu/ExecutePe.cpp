@@ -1108,19 +1108,22 @@ void Machine::executeStep(const Statement &stmt) {
       for (unsigned cycle = 0; cycle < 4; ++cycle)
         writeDestination(dst, cycle, p.Result[cycle], &p.Flags[cycle * NumPes]);
   }
+  // The forwarding latch an expression feeds.
+  auto latchOf = [&](Opcode op) -> std::unique_ptr<WideLanes[]> * {
+    if (isMauVector(op) || op == Opcode::MFma || op == Opcode::MMul)
+      return &MauForward;
+    if (isAlu(op))
+      return &AluForward;
+    if (op == Opcode::MRead)
+      return &MreadForward;
+    if (isTransferToPe(op))
+      return &LbForward;
+    return nullptr;
+  };
   for (Pending &p : pending) {
-    Opcode op = p.Expr->Op;
-    std::unique_ptr<WideLanes[]> *latch = nullptr;
-    if (!forward)
-      latch = nullptr;
-    else if (isMauVector(op) || op == Opcode::MFma || op == Opcode::MMul)
-      latch = &MauForward;
-    else if (isAlu(op))
-      latch = &AluForward;
-    else if (op == Opcode::MRead)
-      latch = &MreadForward;
-    else if (isTransferToPe(op))
-      latch = &LbForward;
+    // None under noforward.
+    std::unique_ptr<WideLanes[]> *latch =
+        forward ? latchOf(p.Expr->Op) : nullptr;
     // The result becomes the latch (the last expression of the step that
     // feeds it wins, as in order of the copies it replaces); the buffer it
     // replaces goes back to the pool.
