@@ -586,8 +586,13 @@ struct PackedB {
   int64_t paddedCols;
   int64_t nr; // the panel width it was packed for
 
+  /// Floats from `data` to the panel of columns [col, col + nr) of the
+  /// depth block starting at pc (kb rows).
+  int64_t offset(int64_t pc, int64_t col, int64_t kb) const {
+    return pc * paddedCols + col * kb;
+  }
   const float *block(int64_t pc, int64_t col, int64_t kb) const {
-    return data + pc * paddedCols + col * kb;
+    return data + offset(pc, col, kb);
   }
 };
 
@@ -608,7 +613,7 @@ PackedB packWholeB(const linalg::GemmOperands<float> &ops, int64_t n, int64_t k,
           int64_t col = task % tasksPerBlock * kPanelsPerTask * nr;
           int64_t kb = std::min(kKc, k - pc);
           int64_t cols = std::min(kPanelsPerTask * nr, n - col);
-          float *dst = data + pc * packed.paddedCols + col * kb;
+          float *dst = data + packed.offset(pc, col, kb);
           if (ops.packB)
             (*ops.packB)(pc, col, kb, cols, nr, dst);
           else
