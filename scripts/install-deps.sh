@@ -10,8 +10,9 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   # libraries
   libgtest-dev libgmock-dev nlohmann-json3-dev
-  # dense linear algebra of the reference kernels
-  libopenblas-dev
+  # dense linear algebra of the reference kernels (Eigen); OpenBLAS is
+  # the host reference of the emulator's bench
+  libeigen3-dev libopenblas-dev
   # ONNX: schemas, checker, shape inference, parser, version converter
   libonnx-dev libprotobuf-dev
   # the ONNX backend test data: the conformance suite

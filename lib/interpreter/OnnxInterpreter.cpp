@@ -48,11 +48,6 @@ struct Step {
   std::optional<reference::FusedActivation> fused;
   /// The name --profile counts this step under ("Conv+Relu" when fused).
   std::string profileName;
-  /// Which inputs are initializers, the same on every run.
-  std::vector<bool> constantInputs;
-  /// What the kernel keeps across runs (pointer: a mutex does not move).
-  std::unique_ptr<reference::NodeCache> cache =
-      std::make_unique<reference::NodeCache>();
 };
 
 struct Graph {
@@ -65,7 +60,7 @@ struct Graph {
 
 struct OnnxProgram::Impl {
   std::vector<std::unique_ptr<Graph>> graphs; // graphs[0] is the model
-  std::vector<reference::Value> initialSlots;  // initializers filled in
+  std::vector<reference::Value> initialSlots; // initializers filled in
   std::vector<ProgramValueInfo> inputs, outputs;
 
   Status runGraph(const Graph &graph, std::vector<reference::Value> &slots,
@@ -114,11 +109,6 @@ public:
   const reference::FusedActivation *fusedActivation() const override {
     return step.fused ? &*step.fused : nullptr;
   }
-  reference::NodeCache *cacheForConstantInput(size_t index) const override {
-    bool constant =
-        index < step.constantInputs.size() && step.constantInputs[index];
-    return constant ? step.cache.get() : nullptr;
-  }
 
 private:
   const OnnxProgram::Impl &program;
@@ -145,7 +135,7 @@ private:
   }
   LogicalResult prepareOp(Operation *op, Graph &graph);
   FailureOr<KernelAttribute> convertAttribute(Operation *op, StringRef name,
-                                        mlir::Attribute value);
+                                              mlir::Attribute value);
   LogicalResult prepareGradient(Operation *op, Step &step);
   void planFusion(Block &block);
 
@@ -264,8 +254,9 @@ void Preparer::planFusion(Block &block) {
   }
 }
 
-FailureOr<KernelAttribute> Preparer::convertAttribute(Operation *op, StringRef name,
-                                                mlir::Attribute value) {
+FailureOr<KernelAttribute> Preparer::convertAttribute(Operation *op,
+                                                      StringRef name,
+                                                      mlir::Attribute value) {
   KernelAttribute result;
   if (auto integer = llvm::dyn_cast<IntegerAttr>(value)) {
     result.kind = KernelAttribute::Kind::Int;
@@ -383,15 +374,15 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
   step.profileName = step.opType;
   if (auto fused = fusedInto.find(op); fused != fusedInto.end()) {
     step.fused = fused->second;
-    step.profileName += "+" + (*op->getResult(0).getUsers().begin())
-                                  ->getName()
-                                  .stripDialect()
-                                  .str();
+    step.profileName +=
+        "+" +
+        (*op->getResult(0).getUsers().begin())->getName().stripDialect().str();
   } else if (passThrough.contains(op)) {
     step.kernel = passOnKernel;
     step.profileName += " (fused)";
   }
-  step.seed = nextSeed = nextSeed * 6364136223846793005ull + 1442695040888963407ull;
+  step.seed = nextSeed =
+      nextSeed * 6364136223846793005ull + 1442695040888963407ull;
   bool isGradient =
       step.opType == "Gradient" && domain == "ai.onnx.preview.training";
   if (!step.kernel && !isGradient) {
@@ -405,8 +396,6 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
 
   // Inputs at their ONNX positions; an omitted optional input is -1.
   auto slotOrOmitted = [&](Value value) {
-    step.constantInputs.push_back(
-        static_cast<bool>(value.getDefiningOp<onnx::InitializerOp>()));
     return value.getDefiningOp<onnx::NoneOp>() ? -1 : slotOf(value);
   };
   if (inputSegments.empty()) {
@@ -415,10 +404,8 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
   } else {
     unsigned next = 0;
     for (int32_t size : inputSegments) {
-      if (size == 0) {
+      if (size == 0)
         step.inputSlots.push_back(-1);
-        step.constantInputs.push_back(false);
-      }
       for (int32_t i = 0; i < size; ++i)
         step.inputSlots.push_back(slotOrOmitted(op->getOperand(next++)));
     }
@@ -455,8 +442,9 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
     auto subgraph = prepareBlock(region.front());
     if (mlir::failed(subgraph))
       return failure();
-    std::string name = index < graphNames.size() ? graphNames[index]
-                                                 : "graph" + std::to_string(index);
+    std::string name = index < graphNames.size()
+                           ? graphNames[index]
+                           : "graph" + std::to_string(index);
     step.graphs.emplace_back(name, *subgraph);
     KernelAttribute graphAttribute;
     graphAttribute.kind = KernelAttribute::Kind::Graph;
@@ -467,7 +455,6 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
   graph.steps.push_back(std::move(step));
   return success();
 }
-
 
 namespace {
 
@@ -558,9 +545,8 @@ Status gradientKernel(KernelContext &context) {
       accumulate(a, times(b, [](double d, double, double v) { return d / v; }),
                  shape, 1);
       accumulate(b,
-                 times(b, [](double d, double u, double v) {
-                   return -d * u / (v * v);
-                 }),
+                 times(b, [](double d, double u,
+                             double v) { return -d * u / (v * v); }),
                  shape, 1);
       break;
     case GNeg:
@@ -601,8 +587,8 @@ LogicalResult Preparer::prepareGradient(Operation *op, Step &step) {
   Value y;
   auto terminator = function.front().getTerminator();
   for (auto [index, operand] : llvm::enumerate(terminator->getOperands()))
-    if (auto name = function.getResultAttrOfType<StringAttr>(index,
-                                                             "onnx.name"))
+    if (auto name =
+            function.getResultAttrOfType<StringAttr>(index, "onnx.name"))
       if (name == yName)
         y = operand;
   if (!y)
@@ -633,9 +619,8 @@ LogicalResult Preparer::prepareGradient(Operation *op, Step &step) {
       work.push_back(operand);
   }
   std::vector<Operation *> ordered(needed.begin(), needed.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   std::vector<int64_t> tape;
   for (Operation *forward : ordered) {
     StringRef name = forward->getName().stripDialect();
@@ -651,8 +636,8 @@ LogicalResult Preparer::prepareGradient(Operation *op, Step &step) {
       return op->emitError("Gradient through ")
              << name << " is not supported (Add, Sub, Mul, Div, Neg, Identity)";
     int64_t a = number(forward->getOperand(0));
-    int64_t b = forward->getNumOperands() > 1 ? number(forward->getOperand(1))
-                                              : a;
+    int64_t b =
+        forward->getNumOperands() > 1 ? number(forward->getOperand(1)) : a;
     tape.insert(tape.end(), {code, a, b, number(forward->getResult(0))});
   }
   number(y);
@@ -726,15 +711,15 @@ FailureOr<Graph *> Preparer::prepareBlock(Block &block) {
   return graph;
 }
 
-Status OnnxProgram::Impl::runGraph(
-    const Graph &graph, std::vector<reference::Value> &slots,
-    const std::vector<reference::Value> &arguments,
-    std::vector<reference::Value> &results) const {
+Status
+OnnxProgram::Impl::runGraph(const Graph &graph,
+                            std::vector<reference::Value> &slots,
+                            const std::vector<reference::Value> &arguments,
+                            std::vector<reference::Value> &results) const {
   if (arguments.size() != graph.argumentSlots.size())
-    return Status::error("the graph takes " +
-                         std::to_string(graph.argumentSlots.size()) +
-                         " inputs, " + std::to_string(arguments.size()) +
-                         " were given");
+    return Status::error(
+        "the graph takes " + std::to_string(graph.argumentSlots.size()) +
+        " inputs, " + std::to_string(arguments.size()) + " were given");
   for (size_t i = 0; i < arguments.size(); ++i)
     slots[graph.argumentSlots[i]] = arguments[i];
   for (const Step &step : graph.steps) {
@@ -759,11 +744,10 @@ Status OnnxProgram::Impl::runGraph(
       reference::DType expected = step.outputTypes[i];
       if (value.isTensor() && expected != reference::DType::Undefined &&
           value.tensor.dtype() != expected)
-        return Status::error(step.description + ": output " +
-                             std::to_string(i) + " is " +
-                             reference::dtypeName(value.tensor.dtype()) +
-                             ", the model says " +
-                             reference::dtypeName(expected));
+        return Status::error(
+            step.description + ": output " + std::to_string(i) + " is " +
+            reference::dtypeName(value.tensor.dtype()) + ", the model says " +
+            reference::dtypeName(expected));
     }
     for (int slot : step.release)
       slots[slot] = reference::Value();
@@ -830,17 +814,16 @@ Status OnnxProgram::run(const std::vector<reference::Value> &inputs,
     if (auto ranked = llvm::dyn_cast<RankedTensorType>(tensorType)) {
       bool matches = ranked.getRank() == tensor.rank();
       for (int64_t d = 0; matches && d < ranked.getRank(); ++d)
-        matches = ranked.isDynamicDim(d) ||
-                  ranked.getDimSize(d) == tensor.shape()[d];
+        matches =
+            ranked.isDynamicDim(d) || ranked.getDimSize(d) == tensor.shape()[d];
       if (!matches) {
         std::string wanted;
         for (int64_t d = 0; d < ranked.getRank(); ++d)
-          wanted += (d ? "x" : "") +
-                    (ranked.isDynamicDim(d)
-                         ? std::string("?")
-                         : std::to_string(ranked.getDimSize(d)));
-        return Status::error("input '" + impl->inputs[i].name +
-                             "' has shape " +
+          wanted +=
+              (d ? "x" : "") + (ranked.isDynamicDim(d)
+                                    ? std::string("?")
+                                    : std::to_string(ranked.getDimSize(d)));
+        return Status::error("input '" + impl->inputs[i].name + "' has shape " +
                              reference::shapeToString(tensor.shape()) +
                              ", the model takes " + wanted);
       }

@@ -16,7 +16,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,9 +72,9 @@ struct Attribute {
 };
 
 /// An activation the interpreter fused into the node before it (Conv or
-/// Add, then Relu or Clip): the kernel clamps each output to [lo, hi] exactly as the
-/// Clip kernel does (v < lo ? lo : v, then v > hi ? hi : v), while the value
-/// is still in cache. Relu is lo = 0, hi = +infinity, so NaN and -0 pass
+/// Add, then Relu or Clip): the kernel clamps each output to [lo, hi] exactly
+/// as the Clip kernel does (v < lo ? lo : v, then v > hi ? hi : v), while the
+/// value is still in cache. Relu is lo = 0, hi = +infinity, so NaN and -0 pass
 /// as they do through Relu.
 struct FusedActivation {
   float lo, hi;
@@ -84,27 +83,6 @@ struct FusedActivation {
     value = value < T(lo) ? T(lo) : value;
     return value > T(hi) ? T(hi) : value;
   }
-};
-
-/// What a kernel derives once from its node's constant inputs and keeps
-/// for later runs of the same prepared program: a Conv's weights packed for
-/// the GEMM. Runs may share a program across threads, so get() builds the
-/// value once under a lock; kernels read it, never change it.
-class NodeCache {
-public:
-  /// The value `build` returned the first time (build returns a
-  /// std::shared_ptr<const T>); later calls return it.
-  template <typename T, typename Build>
-  std::shared_ptr<const T> get(Build &&build) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!value_)
-      value_ = std::shared_ptr<const T>(build());
-    return std::static_pointer_cast<const T>(value_);
-  }
-
-private:
-  std::mutex mutex_;
-  std::shared_ptr<const void> value_;
 };
 
 /// What a kernel sees of its node.
@@ -135,8 +113,7 @@ public:
   }
   int64_t getInt(std::string_view name, int64_t fallback) const;
   float getFloat(std::string_view name, float fallback) const;
-  std::string getString(std::string_view name,
-                        std::string_view fallback) const;
+  std::string getString(std::string_view name, std::string_view fallback) const;
   std::vector<int64_t> getInts(std::string_view name,
                                std::vector<int64_t> fallback = {}) const;
   std::vector<float> getFloats(std::string_view name,
@@ -159,14 +136,6 @@ public:
   /// The activation fused into this node, or nullptr. The interpreter
   /// fuses only into float32 Conv and Add.
   virtual const FusedActivation *fusedActivation() const { return nullptr; }
-
-  /// The node's cache, when input `index` is the same on every run (an
-  /// initializer) so that what a kernel derives from it can be kept; else
-  /// nullptr. One cache per node: a kernel keeps one value in it.
-  virtual NodeCache *cacheForConstantInput(size_t index) const {
-    (void)index;
-    return nullptr;
-  }
 };
 
 using KernelFn = Status (*)(KernelContext &context);
@@ -183,9 +152,9 @@ std::vector<std::pair<std::string, std::string>> registeredKernels();
 /// Registers at static-initialization time:
 ///   MNCC_REFERENCE_KERNEL("", Add, addKernel);
 #define MNCC_REFERENCE_KERNEL(DOMAIN, OP, FN)                                  \
-  static const bool mnccReferenceKernel_##OP##_registered = [] {              \
-    ::mncc::reference::registerKernel(DOMAIN, #OP, FN);                       \
-    return true;                                                              \
+  static const bool mnccReferenceKernel_##OP##_registered = [] {               \
+    ::mncc::reference::registerKernel(DOMAIN, #OP, FN);                        \
+    return true;                                                               \
   }()
 
 } // namespace mncc::reference

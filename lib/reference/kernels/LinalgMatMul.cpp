@@ -1,8 +1,9 @@
 //===- LinalgMatMul.cpp - MatMul and Gemm ---------------------------------===//
 //
-// Floating types go through the shared GEMM (OpenBLAS) (float16/bfloat16 via
-// float, rounded once at the end); integer types, which ONNX allows for
-// both, use plain loops with wrap-around arithmetic.
+// Floating types go through the shared GEMM (Eigen, LinalgGemm.cpp;
+// float16/bfloat16 via float, rounded once at the end); integer types,
+// which ONNX allows for both, through Eigen's product of the unsigned type
+// of the same width, whose wrap-around is two's-complement arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,23 +24,16 @@ bool isMatMulType(DType dtype) {
          dtype == DType::UInt32 || dtype == DType::UInt64;
 }
 
-/// C[m x n] (+)= A[m x k] * B[k x n] for integers, wrapping on overflow
-/// like the two's-complement arithmetic numpy does.
+/// C = op(A) * op(B) for integers (C dense, m x n), wrapping on overflow
+/// like the two's-complement arithmetic numpy does: the product of the
+/// unsigned type of the same width.
 template <typename T>
-void integerGemm(int64_t m, int64_t n, int64_t k, const T *a, int64_t aRow,
-                 int64_t aCol, const T *b, int64_t bRow, int64_t bCol, T *c) {
+void integerGemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                 const T *a, int64_t lda, const T *b, int64_t ldb, T *c) {
   using U = std::make_unsigned_t<T>;
-  for (int64_t i = 0; i < m; ++i) {
-    U *row = reinterpret_cast<U *>(c + i * n);
-    for (int64_t j = 0; j < n; ++j)
-      row[j] = 0;
-    for (int64_t p = 0; p < k; ++p) {
-      U scale = static_cast<U>(a[i * aRow + p * aCol]);
-      const T *bLine = b + p * bRow;
-      for (int64_t j = 0; j < n; ++j)
-        row[j] += scale * static_cast<U>(bLine[j * bCol]);
-    }
-  }
+  linalg::integerGemm<U>(
+      transA, transB, m, n, k, reinterpret_cast<const U *>(a), lda,
+      reinterpret_cast<const U *>(b), ldb, reinterpret_cast<U *>(c));
 }
 
 Status matMulKernel(KernelContext &context) {
@@ -127,12 +121,14 @@ Status matMulKernel(KernelContext &context) {
   Tensor out(dtype, outShape);
   dispatchNumeric(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // isMatMulType admits 32- and 64-bit integers only.
+    if constexpr (std::is_integral_v<T> && sizeof(T) >= 4) {
       forEachBroadcast<2>(
           *batch, strides,
           [&](int64_t index, const std::array<int64_t, 2> &offsets) {
-            integerGemm<T>(m, n, k, aIn->data<T>() + offsets[0] * m * k, k, 1,
-                           bIn->data<T>() + offsets[1] * k * n, n, 1,
+            integerGemm<T>(false, false, m, n, k,
+                           aIn->data<T>() + offsets[0] * m * k, k,
+                           bIn->data<T>() + offsets[1] * k * n, n,
                            out.data<T>() + index * m * n);
           });
     }
@@ -213,12 +209,11 @@ Status gemmKernel(KernelContext &context) {
   Tensor out(dtype, outShape);
   dispatchNumeric(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr (std::is_integral_v<T> && sizeof(T) >= 4) {
       std::vector<T> product(m * n);
       int64_t lda = aIn->shape()[1], ldb = bIn->shape()[1];
-      integerGemm<T>(m, n, k, aIn->data<T>(), transA ? 1 : lda,
-                     transA ? lda : 1, bIn->data<T>(), transB ? 1 : ldb,
-                     transB ? ldb : 1, product.data());
+      integerGemm<T>(transA, transB, m, n, k, aIn->data<T>(), lda,
+                     bIn->data<T>(), ldb, product.data());
       T *outData = out.data<T>();
       for (int64_t i = 0; i < m * n; ++i)
         outData[i] = static_cast<T>(alpha * static_cast<double>(product[i]));

@@ -1,7 +1,8 @@
 //===- NnConv.cpp - Conv and ConvTranspose --------------------------------===//
 //
-// Conv is im2col + GEMM per (image, group); ConvTranspose is GEMM + col2im.
-// The GEMM is the shared one (OpenBLAS). float16 runs through float.
+// Conv is im2col + GEMM per (image, group), the im2col written block by
+// block as the GEMM needs it; ConvTranspose is GEMM + col2im. The GEMM is
+// the shared one (Eigen, LinalgGemm.cpp). float16 runs through float.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,63 +73,16 @@ void unfoldRow(const T *in, const Window &w, int64_t row, int64_t colBegin,
   }
 }
 
-/// Unfolds one group of channels of one image into `col`, a
-/// (channels * kernelSize) x outSize matrix.
+/// The GEMM's packer of op(B) for a Conv: columns [col, col + cols) of the
+/// im2col matrix ((channels * kernelSize) x outSize) of one group of
+/// channels of one image. The GEMM calls it block by block, just before
+/// the block's product, so the unfolded input stays in cache and the whole
+/// im2col matrix is in memory only when all blocks share it.
 template <typename T>
-void im2col(const T *in, int64_t channels, const Window &w, T *col,
-            bool parallel) {
-  int64_t outSize = w.outSize();
-  int64_t rows = channels * w.kernelSize();
-  auto unfold = [&](int64_t rowBegin, int64_t rowEnd) {
-    for (int64_t row = rowBegin; row < rowEnd; ++row)
-      unfoldRow(in, w, row, 0, outSize, col + row * outSize);
-  };
-  if (parallel)
-    linalg::parallelFor(rows, 16, unfold);
-  else
-    unfold(0, rows);
-}
-
-/// The GEMM's packer of op(B) for a float Conv: each im2col row of the
-/// block is unfolded into a line that stays in L1, then cut into the
-/// panels. The im2col matrix (kernelSize times the input) never goes
-/// through memory.
-/// Row p of each panel from `line`; NR fixed at compile time turns each
-/// piece into a few vector moves instead of a call to memmove.
-template <int64_t NR>
-void scatterToPanels(const float *line, int64_t panels, int64_t rows, int64_t p,
-                     float *dst) {
-  for (int64_t q = 0; q < panels; ++q) {
-    float *__restrict to = dst + (q * rows + p) * NR;
-    const float *from = line + q * NR;
-    for (int64_t j = 0; j < NR; ++j)
-      to[j] = from[j];
-  }
-}
-
-linalg::PackBFn convInputPacker(const float *in, const Window &w) {
-  return [in, &w](int64_t row, int64_t col, int64_t rows, int64_t cols,
-                  int64_t nr, float *dst) {
-    int64_t panels = ceilDiv(cols, nr);
-    std::vector<float> line(panels * nr, 0.0f); // the tail stays 0
-    for (int64_t p = 0; p < rows; ++p) {
-      unfoldRow(in, w, row + p, col, col + cols, line.data());
-      switch (nr) {
-      case 32:
-        scatterToPanels<32>(line.data(), panels, rows, p, dst);
-        break;
-      case 16:
-        scatterToPanels<16>(line.data(), panels, rows, p, dst);
-        break;
-      case 8:
-        scatterToPanels<8>(line.data(), panels, rows, p, dst);
-        break;
-      default:
-        for (int64_t q = 0; q < panels; ++q)
-          std::copy(line.data() + q * nr, line.data() + (q + 1) * nr,
-                    dst + (q * rows + p) * nr);
-      }
-    }
+linalg::PackBFn<T> convInputPacker(const T *in, const Window &w, int64_t rows) {
+  return [in, &w, rows](int64_t col, int64_t cols, T *dst, int64_t ld) {
+    for (int64_t row = 0; row < rows; ++row)
+      unfoldRow(in, w, row, col, col + cols, dst + row * ld);
   };
 }
 
@@ -345,24 +299,6 @@ void depthwiseConv(const T *xData, const T *wData, const T *bData,
   });
 }
 
-/// An im2col buffer left uninitialized: im2col writes every element, and
-/// zero-filling it first (as std::vector::resize does) is a whole extra
-/// pass over a buffer kernelSize times the size of the input.
-template <typename T> class Scratch {
-public:
-  T *get(int64_t count) {
-    if (count > size_) {
-      data_.reset(new T[count]);
-      size_ = count;
-    }
-    return data_.get();
-  }
-
-private:
-  std::unique_ptr<T[]> data_;
-  int64_t size_ = 0;
-};
-
 Status checkConvInputs(KernelContext &context, const Tensor *&x,
                        const Tensor *&weights, const Tensor *&bias) {
   if (Status s = requireFloatInput(context, 0, "X"); !s)
@@ -384,7 +320,7 @@ Status checkConvInputs(KernelContext &context, const Tensor *&x,
 template <typename T>
 void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
                  int64_t group, const Window &w, const FusedActivation *clamp,
-                 const linalg::PackedA *packedWeights, Tensor &out) {
+                 Tensor &out) {
   int64_t batch = x.shape()[0], channels = x.shape()[1];
   int64_t outChannels = weights.shape()[0];
   int64_t cPerGroup = channels / group, mPerGroup = outChannels / group;
@@ -402,60 +338,37 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
                 w.stride == std::array<int64_t, 3>{1, 1, 1} &&
                 w.padBegin == std::array<int64_t, 3>{0, 0, 0} &&
                 w.padEnd == std::array<int64_t, 3>{0, 0, 0};
-  auto runTask = [&](int64_t task, Scratch<T> &col, bool parallel) {
+  auto runTask = [&](int64_t task, bool parallel) {
     int64_t n = task / group, g = task % group;
     const T *in = xData + (n * channels + g * cPerGroup) * w.inSize();
-    // The bias and the activation go in as each tile of the product is
+    // The bias and the activation go in as each block of the product is
     // finished, instead of in passes over the whole output.
     linalg::GemmEpilogue<T> epilogue{
         bias ? bias->data<T>() + g * mPerGroup : nullptr, clamp};
-    if constexpr (std::is_same_v<T, float>) {
-      if (group == 1) {
-        // Weights packed once (when constant); the input packed straight
-        // from the image.
-        linalg::GemmOperands<float> ops;
-        ops.a = wData;
-        ops.lda = rows;
-        ops.packedA = packedWeights;
-        linalg::PackBFn packer;
-        if (direct) {
-          ops.b = in;
-          ops.ldb = cols;
-        } else {
-          // Split along the channels, the GEMM packs op(B) once for all
-          // its blocks, so the input is unfolded only once either way.
-          packer = convInputPacker(in, w);
-          ops.packB = &packer;
-        }
-        linalg::gemm(mPerGroup, cols, rows, 1.0f, ops, 0.0f,
-                     outData + n * outChannels * cols, cols, parallel,
-                     epilogue);
-        return;
-      }
+    linalg::GemmOperands<T> ops;
+    ops.a = wData + g * mPerGroup * rows;
+    ops.lda = rows;
+    linalg::PackBFn<T> packer;
+    if (direct) {
+      ops.b = in;
+      ops.ldb = cols;
+    } else {
+      packer = convInputPacker(in, w, rows);
+      ops.packB = &packer;
     }
-    const T *source = in;
-    if (!direct) {
-      T *buffer = col.get(rows * cols);
-      im2col(in, cPerGroup, w, buffer, parallel);
-      source = buffer;
-    }
-    linalg::gemm(false, false, mPerGroup, cols, rows, T(1),
-                 wData + g * mPerGroup * rows, rows, source, cols, T(0),
+    linalg::gemm(mPerGroup, cols, rows, T(1), ops, T(0),
                  outData + (n * outChannels + g * mPerGroup) * cols, cols,
                  parallel, epilogue);
   };
   if (group > 1) {
-    // Many small GEMMs (depthwise is 1 x K by K x N per channel): one
-    // thread per (image, group).
+    // Many small GEMMs: one thread per (image, group).
     linalg::parallelFor(batch * group, 8, [&](int64_t begin, int64_t end) {
-      Scratch<T> col;
       for (int64_t task = begin; task < end; ++task)
-        runTask(task, col, false);
+        runTask(task, false);
     });
   } else {
-    Scratch<T> col;
     for (int64_t n = 0; n < batch; ++n)
-      runTask(n, col, true);
+      runTask(n, true);
   }
 }
 
@@ -492,23 +405,10 @@ Status convKernel(KernelContext &context) {
   const FusedActivation *clamp = context.fusedActivation();
   if (clamp && x->dtype() != DType::Float32)
     return opError(context, "an activation was fused into a non-float32 Conv");
-  // Constant weights of an ordinary (group 1) float Conv are packed for
-  // the GEMM on the first run and kept for the others.
-  std::shared_ptr<const linalg::PackedA> packed;
-  NodeCache *cache = context.cacheForConstantInput(1);
-  if (cache && group == 1 && work == DType::Float32) {
-    int64_t depth = weights->numElements() / std::max<int64_t>(1, outChannels);
-    packed = cache->get<linalg::PackedA>([&] {
-      return std::make_shared<const linalg::PackedA>(false, ww.data<float>(),
-                                                     depth, outChannels, depth);
-    });
-  }
   if (work == DType::Float64)
-    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp, nullptr,
-                        out);
+    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp, out);
   else
-    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, clamp,
-                       packed.get(), out);
+    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, clamp, out);
   context.setOutput(0, castFloat(out, x->dtype()));
   return Status::success();
 }

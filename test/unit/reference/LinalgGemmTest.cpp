@@ -1,10 +1,12 @@
-//===- LinalgGemmTest.cpp - The kernels' float GEMM -----------------------===//
+//===- LinalgGemmTest.cpp - The kernels' GEMM -----------------------------===//
 //
-// linalg::gemm's float path is our own blocked GEMM with one micro-kernel
-// per instruction set: every kernel this CPU runs is checked against a
-// plain triple loop in double, on shapes that hit the edge tiles, the
-// cache-block boundaries, the transposes, wide leading dimensions and the
-// alpha/beta rules; and the result must not depend on the thread count.
+// linalg::gemm splits a product into blocks and multiplies each with Eigen,
+// in one Eigen build per instruction set: every build this CPU runs is
+// checked against a plain triple loop in double, on shapes that hit the
+// edges of Eigen's register blocks, its cache-block boundaries, the
+// transposes, wide leading dimensions and the alpha/beta rules; and the
+// result must not depend on the thread count, nor on whether op(B) comes
+// as a matrix or from a packer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,21 +96,21 @@ void expectMatches(const Case &test, const Operands &before,
     }
 }
 
-std::vector<linalg::GemmKernel> availableKernels() {
-  std::vector<linalg::GemmKernel> kernels;
-  for (linalg::GemmKernel kernel :
-       {linalg::GemmKernel::Portable, linalg::GemmKernel::Avx2,
-        linalg::GemmKernel::Avx512})
-    if (linalg::forceGemmKernel(kernel))
-      kernels.push_back(kernel);
-  linalg::forceGemmKernel(linalg::GemmKernel::Auto);
-  return kernels;
+std::vector<linalg::GemmIsa> availableIsas() {
+  std::vector<linalg::GemmIsa> isas;
+  for (linalg::GemmIsa isa : {linalg::GemmIsa::Baseline, linalg::GemmIsa::Avx2,
+                              linalg::GemmIsa::Avx512})
+    if (linalg::forceGemmIsa(isa))
+      isas.push_back(isa);
+  linalg::forceGemmIsa(linalg::GemmIsa::Auto);
+  return isas;
 }
 
-/// Restores the automatic kernel and thread count however a test ends.
+/// Restores the automatic Eigen build and thread count however a test
+/// ends.
 struct GemmTest : ::testing::Test {
   void TearDown() override {
-    linalg::forceGemmKernel(linalg::GemmKernel::Auto);
+    linalg::forceGemmIsa(linalg::GemmIsa::Auto);
     linalg::forceNumThreads(0);
   }
 };
@@ -122,18 +124,32 @@ void runCase(const Case &test, std::mt19937 &rng, bool parallel = true) {
   expectMatches(test, ops, result);
 }
 
-TEST_F(GemmTest, PortableKernelIsAlwaysAvailable) {
-  EXPECT_TRUE(linalg::forceGemmKernel(linalg::GemmKernel::Portable));
-  EXPECT_TRUE(linalg::forceGemmKernel(linalg::GemmKernel::Auto));
+TEST_F(GemmTest, TheBuildAskedForIsTheOneInForce) {
+  EXPECT_TRUE(linalg::forceGemmIsa(linalg::GemmIsa::Baseline));
+  EXPECT_STREQ(linalg::gemmIsaName(), "baseline");
+  if (linalg::forceGemmIsa(linalg::GemmIsa::Avx2)) {
+    EXPECT_STREQ(linalg::gemmIsaName(), "avx2");
+  }
+  if (linalg::forceGemmIsa(linalg::GemmIsa::Avx512)) {
+    EXPECT_STREQ(linalg::gemmIsaName(), "avx512");
+  }
+  // Auto is the widest build the CPU runs.
+  std::vector<linalg::GemmIsa> isas = availableIsas();
+  const char *widest = isas.back() == linalg::GemmIsa::Avx512 ? "avx512"
+                       : isas.back() == linalg::GemmIsa::Avx2 ? "avx2"
+                                                              : "baseline";
+  EXPECT_TRUE(linalg::forceGemmIsa(linalg::GemmIsa::Auto));
+  EXPECT_STREQ(linalg::gemmIsaName(), widest);
 }
 
 TEST_F(GemmTest, EdgeShapesEveryKernel) {
-  // Sizes around every kernel's MR (4, 6, 8) and NR (8, 16, 32), k = 1,
-  // and k across the kc = 256 block boundary.
+  // Sizes around Eigen's register blocks (rows: 1 to 3 packets of 4, 8
+  // or 16 floats; columns: 4 or 8), k = 1, and k across its depth blocks
+  // (about 130 to 330 deep, by build).
   const int64_t sizes[] = {1, 3, 5, 7, 9, 17, 31, 33, 49};
   const int64_t depths[] = {1, 2, 7, 255, 256, 257, 520};
-  for (linalg::GemmKernel kernel : availableKernels()) {
-    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
     std::mt19937 rng(42);
     for (int64_t m : sizes)
       for (int64_t n : sizes)
@@ -150,8 +166,8 @@ TEST_F(GemmTest, EdgeShapesEveryKernel) {
 }
 
 TEST_F(GemmTest, RandomShapesEveryKernel) {
-  for (linalg::GemmKernel kernel : availableKernels()) {
-    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
     std::mt19937 rng(7);
     std::uniform_int_distribution<int64_t> dim(1, 300), pad(0, 5);
     const float alphas[] = {1.0f, -0.5f, 2.25f};
@@ -175,15 +191,14 @@ TEST_F(GemmTest, RandomShapesEveryKernel) {
 }
 
 TEST_F(GemmTest, LargeSplitProductEveryKernel) {
-  // Large enough to be split into blocks over threads, across the
-  // mc = 240 and kc = 256 blocks, with both split directions.
-  for (linalg::GemmKernel kernel : availableKernels()) {
-    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+  // Large enough to be split into blocks over threads, across Eigen's
+  // cache blocks, with both split directions.
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
     std::mt19937 rng(3);
     runCase({false, false, 517, 70, 300, 1.0f, 0.5f, 3, 0, 1}, rng);
     runCase({true, true, 45, 611, 290, -1.0f, 0.0f, 0, 2, 0}, rng);
-    // Split along M with op(B) transposed: the whole of op(B) is packed
-    // once, in tasks of 8 panels (more than one here) per depth block.
+    // Split along M with op(B) transposed.
     runCase({false, true, 600, 300, 530, 1.0f, -1.0f, 0, 1, 2}, rng);
     if (HasFatalFailure())
       return;
@@ -191,8 +206,8 @@ TEST_F(GemmTest, LargeSplitProductEveryKernel) {
 }
 
 TEST_F(GemmTest, BetaZeroIgnoresNaNInC) {
-  for (linalg::GemmKernel kernel : availableKernels()) {
-    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
     const int64_t m = 13, n = 37, k = 9;
     std::vector<float> a(m * k, 1.0f), b(k * n, 2.0f);
     std::vector<float> c(m * n, std::numeric_limits<float>::quiet_NaN());
@@ -205,8 +220,8 @@ TEST_F(GemmTest, BetaZeroIgnoresNaNInC) {
 
 TEST_F(GemmTest, AlphaZeroKeepsInfTimesZero) {
   // ONNX's formula has 0 * inf = NaN in it, unlike BLAS.
-  for (linalg::GemmKernel kernel : availableKernels()) {
-    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
     std::vector<float> a = {std::numeric_limits<float>::infinity(), 1.0f};
     std::vector<float> b = {1.0f, 1.0f};
     std::vector<float> c = {5.0f, 5.0f};
@@ -218,8 +233,8 @@ TEST_F(GemmTest, AlphaZeroKeepsInfTimesZero) {
 }
 
 TEST_F(GemmTest, ThreadCountDoesNotChangeBits) {
-  for (linalg::GemmKernel kernel : availableKernels()) {
-    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
     const Case cases[] = {{false, false, 256, 196, 700, 1.0f, 0.0f, 0, 0, 0},
                           {false, true, 64, 1000, 300, 1.0f, 1.0f, 0, 0, 0},
                           {true, false, 333, 77, 513, 0.75f, -0.5f, 1, 2, 3},
@@ -247,50 +262,10 @@ TEST_F(GemmTest, ThreadCountDoesNotChangeBits) {
   }
 }
 
-TEST_F(GemmTest, ColumnBitsDoNotDependOnTheTileTheyLandIn) {
-  // The first `width` columns of a product computed with n = width (the
-  // last panel an edge tile, stored column by column) against the same
-  // columns with n = 64 (whole tiles): every bit must agree, with beta and
-  // the epilogue's bias and clamp on the last k block.
-  for (linalg::GemmKernel kernel : availableKernels()) {
-    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
-    std::mt19937 rng(5);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    const int64_t m = 24, k = 300, ld = 64;
-    std::vector<float> a(m * k), b(k * ld), c(m * ld), bias(m);
-    for (std::vector<float> *values : {&a, &b, &c, &bias})
-      for (float &x : *values)
-        x = dist(rng);
-    FusedActivation clamp{-0.25f, 0.5f};
-    linalg::GemmEpilogue<float> epilogue{bias.data(), &clamp};
-    linalg::GemmOperands<float> ops;
-    ops.a = a.data();
-    ops.lda = k;
-    ops.b = b.data();
-    ops.ldb = ld;
-    std::vector<float> whole = c;
-    linalg::gemm(m, ld, k, 1.5f, ops, 0.5f, whole.data(), ld, false, epilogue);
-    for (int64_t width : {1, 4, 16, 17, 31, 33, 49}) {
-      std::vector<float> part = c;
-      linalg::gemm(m, width, k, 1.5f, ops, 0.5f, part.data(), ld, false,
-                   epilogue);
-      for (int64_t i = 0; i < m; ++i) {
-        ASSERT_EQ(0, std::memcmp(&whole[i * ld], &part[i * ld],
-                                 width * sizeof(float)))
-            << "row " << i << " width " << width;
-        // Columns past the product stay as they were.
-        ASSERT_EQ(0, std::memcmp(&c[i * ld + width], &part[i * ld + width],
-                                 (ld - width) * sizeof(float)))
-            << "row " << i << " width " << width;
-      }
-    }
-  }
-}
-
-/// The epilogue must give exactly what the separate passes over C give:
-/// the product, then the bias added, then Clip's comparisons. The products
-/// are seeded with NaN, infinities and signed zeros, which the vector
-/// max/min must treat as the scalar comparisons do.
+/// The epilogue must give exactly what the separate steps give: C set to
+/// beta * C plus the bias of its row, the product summed onto it (beta 1),
+/// then Clip's comparisons. The products are seeded with NaN, infinities
+/// and signed zeros, which the clamp must treat as Clip does.
 TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -305,8 +280,8 @@ TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
       {false, false, 9, 11, 5, 0.0f, 0.0f, 0, 0, 0},     // alpha = 0
       {false, true, 1, 1000, 1280, 1.0f, 0.0f, 0, 3, 0}, // one row
       {false, false, 1, 77, 300, 0.5f, 1.0f, 0, 2, 0}};
-  for (linalg::GemmKernel kernel : availableKernels()) {
-    ASSERT_TRUE(linalg::forceGemmKernel(kernel));
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
     for (const Case &test : cases) {
       std::mt19937 rng(7);
       Operands ops = makeOperands(test, rng);
@@ -328,14 +303,21 @@ TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
           linalg::gemm(test.transA, test.transB, test.m, test.n, test.k,
                        test.alpha, ops.a.data(), ops.lda, ops.b.data(), ops.ldb,
                        test.beta, fused.data(), ops.ldc, true, epilogue);
+          float beta = test.beta;
+          if (withBias) {
+            for (int64_t i = 0; i < test.m; ++i)
+              for (int64_t j = 0; j < test.n; ++j) {
+                float &v = separate[i * ops.ldc + j];
+                v = beta == 0.0f ? bias[i] : beta * v + bias[i];
+              }
+            beta = 1.0f;
+          }
           linalg::gemm(test.transA, test.transB, test.m, test.n, test.k,
                        test.alpha, ops.a.data(), ops.lda, ops.b.data(), ops.ldb,
-                       test.beta, separate.data(), ops.ldc);
+                       beta, separate.data(), ops.ldc);
           for (int64_t i = 0; i < test.m; ++i)
             for (int64_t j = 0; j < test.n; ++j) {
               float &v = separate[i * ops.ldc + j];
-              if (withBias)
-                v += bias[i];
               v = v < clamp.lo ? clamp.lo : v;
               v = v > clamp.hi ? clamp.hi : v;
             }
@@ -348,60 +330,79 @@ TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
   }
 }
 
-/// op(A) packed once and op(B) produced by a packer (how Conv feeds the
-/// GEMM) give the same bits as the plain matrices, whichever way the
-/// product splits over threads; op(A) packed for another micro-kernel is
-/// not used.
-TEST_F(GemmTest, PackedOperandsEqualPlainOnesBitForBit) {
+/// op(B) produced by a packer (how Conv feeds the GEMM) gives the same
+/// bits as the plain matrix, whichever way the product splits, and on the
+/// pool or not.
+TEST_F(GemmTest, PackerEqualsPlainMatrixBitForBit) {
   const Case cases[] = {{false, false, 64, 3000, 300, 1.0f, 0.0f, 0, 0, 0},
                         {false, false, 300, 50, 600, 1.0f, 0.0f, 3, 0, 0},
                         {true, false, 13, 29, 7, 1.0f, 0.0f, 1, 2, 0},
                         {false, true, 9, 700, 257, 1.0f, 0.0f, 0, 1, 0}};
-  std::vector<linalg::GemmKernel> kernels = availableKernels();
-  for (linalg::GemmKernel kernel : kernels) {
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
     for (const Case &test : cases) {
       std::mt19937 rng(3);
       Operands ops = makeOperands(test, rng);
-      // Packed while another kernel is in force: gemm must notice.
-      ASSERT_TRUE(linalg::forceGemmKernel(kernels.front()));
-      linalg::PackedA stale(test.transA, ops.a.data(), ops.lda, test.m, test.k);
-      ASSERT_TRUE(linalg::forceGemmKernel(kernel));
-      linalg::PackedA packed(test.transA, ops.a.data(), ops.lda, test.m,
-                             test.k);
       // op(B)(p, j) element by element: the packer's contract.
-      linalg::PackBFn packer = [&](int64_t row, int64_t col, int64_t rows,
-                                   int64_t cols, int64_t nr, float *dst) {
-        for (int64_t q = 0; q * nr < cols; ++q)
-          for (int64_t p = 0; p < rows; ++p)
-            for (int64_t j = 0; j < nr; ++j) {
-              int64_t r = row + p, c = col + q * nr + j;
-              float value = 0.0f;
-              if (q * nr + j < cols)
-                value = test.transB ? ops.b[c * ops.ldb + r]
-                                    : ops.b[r * ops.ldb + c];
-              dst[(q * rows + p) * nr + j] = value;
-            }
+      int64_t calls = 0;
+      linalg::PackBFn<float> packer = [&](int64_t col, int64_t cols, float *dst,
+                                          int64_t ld) {
+        ++calls;
+        for (int64_t p = 0; p < test.k; ++p)
+          for (int64_t j = 0; j < cols; ++j)
+            dst[p * ld + j] = test.transB ? ops.b[(col + j) * ops.ldb + p]
+                                          : ops.b[p * ops.ldb + col + j];
       };
       std::vector<float> plain(ops.c.size(), 0.0f);
       linalg::gemm(test.transA, test.transB, test.m, test.n, test.k, 1.0f,
                    ops.a.data(), ops.lda, ops.b.data(), ops.ldb, 0.0f,
                    plain.data(), ops.ldc);
-      for (const linalg::PackedA *prepacked : {&packed, &stale})
-        for (bool parallel : {true, false}) {
-          linalg::GemmOperands<float> operands;
-          operands.transA = test.transA;
-          operands.a = ops.a.data();
-          operands.lda = ops.lda;
-          operands.packedA = prepacked;
-          operands.packB = &packer;
-          std::vector<float> result(ops.c.size(), 0.0f);
-          linalg::gemm(test.m, test.n, test.k, 1.0f, operands, 0.0f,
-                       result.data(), ops.ldc, parallel);
-          ASSERT_EQ(0, std::memcmp(plain.data(), result.data(),
-                                   plain.size() * sizeof(float)))
-              << test.m << "x" << test.n << "x" << test.k
-              << (prepacked == &stale ? " stale pack" : "")
-              << (parallel ? " parallel" : "");
+      for (bool parallel : {true, false}) {
+        linalg::GemmOperands<float> operands;
+        operands.transA = test.transA;
+        operands.a = ops.a.data();
+        operands.lda = ops.lda;
+        operands.packB = &packer;
+        std::vector<float> result(ops.c.size(), 0.0f);
+        calls = 0;
+        linalg::gemm(test.m, test.n, test.k, 1.0f, operands, 0.0f,
+                     result.data(), ops.ldc, parallel);
+        EXPECT_GT(calls, 0);
+        ASSERT_EQ(0, std::memcmp(plain.data(), result.data(),
+                                 plain.size() * sizeof(float)))
+            << test.m << "x" << test.n << "x" << test.k
+            << (parallel ? " parallel" : "");
+      }
+    }
+  }
+}
+
+/// The double products: Eigen's too, checked against long double sums.
+TEST_F(GemmTest, DoubleProductsEveryIsa) {
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    const int64_t shapes[][3] = {
+        {1, 1, 1}, {7, 5, 3}, {33, 17, 300}, {1, 900, 700}, {400, 300, 200}};
+    for (const auto &shape : shapes) {
+      int64_t m = shape[0], n = shape[1], k = shape[2];
+      std::vector<double> a(m * k), b(n * k), c(m * n);
+      for (std::vector<double> *values : {&a, &b, &c})
+        for (double &x : *values)
+          x = dist(rng);
+      std::vector<double> result = c;
+      // op(B) transposed, beta 0.5.
+      linalg::gemm(false, true, m, n, k, 2.0, a.data(), k, b.data(), k, 0.5,
+                   result.data(), n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          long double sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += (long double)a[i * k + p] * b[j * k + p];
+          double expected = double(2 * sum + 0.5L * c[i * n + j]);
+          ASSERT_NEAR(result[i * n + j], expected, 1e-14 * (k + 2))
+              << m << "x" << n << "x" << k << " at " << i << "," << j;
         }
     }
   }
