@@ -40,7 +40,6 @@ void parallelFor(int64_t count, int64_t grain,
 template <typename T> struct GemmEpilogue {
   const T *rowBias = nullptr; // M values, or none
   const FusedActivation *clamp = nullptr;
-  bool empty() const { return !rowBias && !clamp; }
 };
 
 /// Writes columns [col, col + cols) of op(B), all K rows of them, at

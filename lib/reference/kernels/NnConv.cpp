@@ -11,7 +11,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <memory>
+#include <vector>
 #include <type_traits>
 
 using namespace mncc::reference;
