@@ -1,13 +1,18 @@
 //===- LinalgEinsum.cpp - Einsum and Det ----------------------------------===//
 //
-// Einsum evaluates its equation directly: every combination of label
-// values (output labels, then summed labels) in row-major order, so each
-// output is summed in a fixed order. Repeated labels within an operand
-// take diagonals, and "..." broadcasts like numpy. Det is an LU
+// Einsum of two floating operands that is a (batched) matrix product --
+// every label in both operands or in the output, no label repeated within
+// an operand, no broadcasting -- is one: the operands are gathered into
+// [batch, M, K] and [batch, K, N] and multiplied by the shared GEMM
+// (Eigen). Everything else is evaluated directly: every combination of
+// label values (output labels, then summed labels) in row-major order, so
+// each output is summed in a fixed order; repeated labels within an
+// operand take diagonals, and "..." broadcasts like numpy. Det is an LU
 // factorization with partial pivoting, in double.
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgGemm.h"
 #include "NnUtil.h"
 
 #include "mncc/reference/Broadcast.h"
@@ -64,6 +69,126 @@ Status parseTerm(const KernelContext &context, const std::string &text,
     labels.push_back(l);
   }
   return Status::success();
+}
+
+/// Copies the elements of `src` that `sizes` and `strides` (in elements)
+/// describe, in row-major order of `sizes`, to `dst`.
+template <typename T>
+void gatherStrided(const T *src, const std::vector<int64_t> &sizes,
+                   const std::vector<int64_t> &strides, T *dst) {
+  int64_t total = 1;
+  for (int64_t n : sizes)
+    total *= n;
+  std::vector<int64_t> index(sizes.size(), 0);
+  int64_t offset = 0;
+  for (int64_t o = 0; o < total; ++o) {
+    dst[o] = src[offset];
+    for (size_t k = sizes.size(); k-- > 0;) {
+      offset += strides[k];
+      if (++index[k] < sizes[k])
+        break;
+      offset -= strides[k] * sizes[k];
+      index[k] = 0;
+    }
+  }
+}
+
+/// Einsum of two floating operands as a batched matrix product, when the
+/// equation is one (see the file comment); returns false, with `out`
+/// untouched, when it is not.
+bool einsumAsMatMul(const std::vector<const Tensor *> &inputs,
+                    const std::vector<std::vector<int>> &dimLabels,
+                    const std::vector<int> &outLabels,
+                    const std::vector<int64_t> &size, Tensor &out) {
+  if (inputs.size() != 2 || !isFloatType(inputs[0]->dtype()))
+    return false;
+  int labelCount = static_cast<int>(size.size());
+  // Where each label sits in each operand: its stride, or -1 if absent.
+  std::vector<std::vector<int64_t>> strideOf(
+      2, std::vector<int64_t>(labelCount, -1));
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t stride = 1;
+    for (int64_t d = inputs[i]->rank() - 1; d >= 0; --d) {
+      int l = dimLabels[i][d];
+      if (strideOf[i][l] != -1 || inputs[i]->shape()[d] != size[l])
+        return false; // a diagonal or a broadcast
+      strideOf[i][l] = stride;
+      stride *= inputs[i]->shape()[d];
+    }
+  }
+  auto inOutput = [&](int l) {
+    return std::find(outLabels.begin(), outLabels.end(), l) != outLabels.end();
+  };
+  for (size_t j = 0; j < outLabels.size(); ++j)
+    if (std::count(outLabels.begin(), outLabels.end(), outLabels[j]) > 1)
+      return false; // the loop reports it, as it always has
+  std::vector<int> batch, rows, cols, depth;
+  for (int l : outLabels) {
+    bool inA = strideOf[0][l] != -1, inB = strideOf[1][l] != -1;
+    (inA && inB ? batch : inA ? rows : cols).push_back(l);
+  }
+  for (int l = 0; l < labelCount; ++l) {
+    bool inA = strideOf[0][l] != -1, inB = strideOf[1][l] != -1;
+    if ((inA || inB) && !inOutput(l)) {
+      if (!(inA && inB))
+        return false; // summed within one operand
+      depth.push_back(l);
+    }
+  }
+  auto extent = [&](const std::vector<int> &labels) {
+    int64_t n = 1;
+    for (int l : labels)
+      n *= size[l];
+    return n;
+  };
+  int64_t batches = extent(batch), m = extent(rows), n = extent(cols),
+          k = extent(depth);
+  // Gathers operand i with its labels in the order of `groups`.
+  auto gather = [&](auto tag, size_t i, const Tensor &operand,
+                    std::initializer_list<const std::vector<int> *> groups) {
+    using T = decltype(tag);
+    std::vector<int64_t> sizes, strides;
+    for (const std::vector<int> *group : groups)
+      for (int l : *group) {
+        sizes.push_back(size[l]);
+        strides.push_back(strideOf[i][l]);
+      }
+    std::vector<T> data(operand.numElements());
+    gatherStrided(operand.data<T>(), sizes, strides, data.data());
+    return data;
+  };
+  DType work = computeType(inputs[0]->dtype());
+  Tensor a = castFloat(*inputs[0], work), b = castFloat(*inputs[1], work);
+  Tensor result(work, out.shape());
+  dispatchNumeric(work, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      std::vector<T> lhs = gather(tag, 0, a, {&batch, &rows, &depth});
+      std::vector<T> rhs = gather(tag, 1, b, {&batch, &depth, &cols});
+      std::vector<T> product(batches * m * n);
+      for (int64_t p = 0; p < batches; ++p)
+        linalg::gemm(false, false, m, n, k, T(1), lhs.data() + p * m * k, k,
+                     rhs.data() + p * k * n, n, T(0),
+                     product.data() + p * m * n, n);
+      // The product is [batch, rows, cols]; the output wants its labels
+      // in the equation's order.
+      std::vector<int64_t> productStride(labelCount, 0);
+      int64_t stride = 1;
+      for (const std::vector<int> *group : {&cols, &rows, &batch})
+        for (auto l = group->rbegin(); l != group->rend(); ++l) {
+          productStride[*l] = stride;
+          stride *= size[*l];
+        }
+      std::vector<int64_t> sizes, strides;
+      for (int l : outLabels) {
+        sizes.push_back(size[l]);
+        strides.push_back(productStride[l]);
+      }
+      gatherStrided(product.data(), sizes, strides, result.data<T>());
+    }
+  });
+  out = castFloat(result, out.dtype());
+  return true;
 }
 
 Status einsumKernel(KernelContext &context) {
@@ -213,6 +338,10 @@ Status einsumKernel(KernelContext &context) {
   for (size_t k = outLabels.size(); k < loops; ++k)
     inner *= loopSize[k];
   Tensor out(dtype, outShape);
+  if (einsumAsMatMul(inputs, dimLabels, outLabels, size, out)) {
+    context.setOutput(0, out);
+    return Status::success();
+  }
   dispatchNumeric(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, Float16> ||
