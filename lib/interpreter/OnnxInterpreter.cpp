@@ -48,6 +48,11 @@ struct Step {
   std::optional<reference::FusedActivation> fused;
   /// The name --profile counts this step under ("Conv+Relu" when fused).
   std::string profileName;
+  /// Which inputs are initializers.
+  std::vector<bool> initializerInputs;
+  /// What the kernel keeps across runs (a pointer: a mutex does not move).
+  std::unique_ptr<reference::NodeCache> cache =
+      std::make_unique<reference::NodeCache>();
 };
 
 struct Graph {
@@ -108,6 +113,19 @@ public:
   uint64_t defaultSeed() const override { return step.seed; }
   const reference::FusedActivation *fusedActivation() const override {
     return step.fused ? &*step.fused : nullptr;
+  }
+  reference::NodeCache *cacheForConstantInput(size_t index) const override {
+    if (index >= step.initializerInputs.size() ||
+        !step.initializerInputs[index])
+      return nullptr;
+    // A run may feed its own value for an initializer that is also a graph
+    // input; only the model's own tensor is the same on every run.
+    int slot = step.inputSlots[index];
+    const reference::Value &given = slots[slot];
+    const reference::Value &initial = program.initialSlots[slot];
+    bool own = given.isTensor() && initial.isTensor() &&
+               given.tensor.raw() == initial.tensor.raw();
+    return own ? step.cache.get() : nullptr;
   }
 
 private:
@@ -396,6 +414,8 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
 
   // Inputs at their ONNX positions; an omitted optional input is -1.
   auto slotOrOmitted = [&](Value value) {
+    step.initializerInputs.push_back(
+        static_cast<bool>(value.getDefiningOp<onnx::InitializerOp>()));
     return value.getDefiningOp<onnx::NoneOp>() ? -1 : slotOf(value);
   };
   if (inputSegments.empty()) {
@@ -404,8 +424,10 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
   } else {
     unsigned next = 0;
     for (int32_t size : inputSegments) {
-      if (size == 0)
+      if (size == 0) {
         step.inputSlots.push_back(-1);
+        step.initializerInputs.push_back(false);
+      }
       for (int32_t i = 0; i < size; ++i)
         step.inputSlots.push_back(slotOrOmitted(op->getOperand(next++)));
     }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -85,6 +86,28 @@ struct FusedActivation {
   }
 };
 
+/// What a kernel derives once from its node's constant inputs and keeps
+/// for later runs of the same prepared program: a Conv's weights packed for
+/// the GEMM. Runs may share a program across threads, so get() builds the
+/// value once under a lock; kernels read it, never change it.
+class NodeCache {
+public:
+  /// The value `build` returned the first time (build returns a
+  /// std::shared_ptr<const T>); later calls return it. A kernel keeps one
+  /// type of value in its node's cache.
+  template <typename T, typename Build>
+  std::shared_ptr<const T> get(Build &&build) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!value_)
+      value_ = std::shared_ptr<const T>(build());
+    return std::static_pointer_cast<const T>(value_);
+  }
+
+private:
+  std::mutex mutex_;
+  std::shared_ptr<const void> value_;
+};
+
 /// What a kernel sees of its node.
 class KernelContext {
 public:
@@ -136,6 +159,14 @@ public:
   /// The activation fused into this node, or nullptr. The interpreter
   /// fuses only into float32 Conv and Add.
   virtual const FusedActivation *fusedActivation() const { return nullptr; }
+
+  /// The node's cache when input `index` is, on this run, the initializer
+  /// the model gives it (so it is the same on every run and what a kernel
+  /// derives from it can be kept); else nullptr.
+  virtual NodeCache *cacheForConstantInput(size_t index) const {
+    (void)index;
+    return nullptr;
+  }
 };
 
 using KernelFn = Status (*)(KernelContext &context);

@@ -1,13 +1,16 @@
 //===- LinalgGemm.cpp - GEMM and the kernels' thread split ----------------===//
 //
 // Every kernel that needs a matrix product (MatMul, Gemm, Conv,
-// ConvTranspose, the RNNs, ...) calls the GEMM here. It splits the output
-// into blocks over the kernels' threads and multiplies each block with
-// Eigen, on one thread, in the Eigen build for the widest instruction set
-// the CPU runs (lib/reference/eigen). A Conv's op(B), its input unfolded
-// (im2col), is written block by block into a per-thread buffer just before
-// the block's product, so the whole unfolded input is never in memory
-// unless the blocks all share it.
+// ConvTranspose, the RNNs, ...) calls the GEMM here. It runs Eigen's
+// packing routines and block-panel kernel, in the Eigen build for the
+// widest instruction set the CPU runs (lib/reference/eigen), with its own
+// split of the output into tiles over the kernels' threads: each operand
+// is packed once per product (a Conv's constant weights once per program),
+// and each tile starts from its bias and ends with its clamp while it is
+// in cache. A Conv's op(B), its input unfolded (im2col), is written by the
+// Conv straight into the kernel's panels, tile by tile, just before the
+// tile's product. Products with one row or one column use Eigen's
+// matrix-vector product instead.
 //
 // Why Eigen rather than OpenBLAS: Debian's OpenBLAS picks its kernels from
 // the CPU model and falls back to SSE kernels on models newer than itself
@@ -229,26 +232,33 @@ const eigen::Products &currentProducts() {
   }
 }
 
-template <typename T> eigen::GemmFn<T> gemmFn() {
-  if constexpr (std::is_same_v<T, float>)
-    return currentProducts().sgemm;
-  else
-    return currentProducts().dgemm;
+template <typename T> const eigen::TypedProducts<T> &products() {
+  return currentProducts().of<T>();
 }
 
 int64_t roundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-/// Per-thread buffer, 64-byte aligned, reused across calls: slot 0 for the
-/// block of op(B) a packer writes for one block's product, 1 for the whole
-/// op(B) the blocks of an M split share.
-template <typename T> T *scratch(int slot, int64_t count) {
+/// The per-thread buffers of the products.
+enum ScratchSlot {
+  /// Columns of op(B) a packer writes as a plain block.
+  kUnfolded,
+  /// op(B) packed for the kernel: one tile's, or all of it.
+  kPackedB,
+  /// All of op(A) packed for the kernel.
+  kPackedA,
+  kScratchSlots
+};
+
+/// Per-thread buffer, 64-byte aligned, reused across calls. A product's
+/// calling thread may share its buffers with the pool for the product.
+template <typename T> T *scratch(ScratchSlot slot, int64_t count) {
   struct Buffer {
     std::unique_ptr<T[]> data;
     int64_t capacity = 0;
   };
-  thread_local Buffer buffers[2];
+  thread_local Buffer buffers[kScratchSlots];
   Buffer &buffer = buffers[slot];
   constexpr int64_t kAlign = 64 / sizeof(T);
   if (buffer.capacity < count + kAlign) {
@@ -259,67 +269,229 @@ template <typename T> T *scratch(int slot, int64_t count) {
   return buffer.data.get() + (roundUp(address, 64) - address) / sizeof(T);
 }
 
-/// Largest op(B), in elements, that a packer writes whole for the blocks
-/// of an M split (64 MiB of floats); the buffer stays with the calling
-/// thread for later products.
+/// Largest op(B), in elements, packed whole for the tiles of a row split
+/// (64 MiB of floats); the buffer stays with the calling thread for later
+/// products.
 constexpr int64_t kMaxWholeB = int64_t(1) << 24;
-/// Largest block of op(B), in elements, that a packer writes for one
-/// block of an N split (16 MiB of floats).
-constexpr int64_t kMaxBlockB = int64_t(1) << 22;
+/// Products with fewer multiply-adds run as one block on one thread.
+constexpr int64_t kMinSplitProduct = int64_t(1) << 18;
 
-template <typename T>
-void startFromBias(const T *rowBias, int64_t m, int64_t n, T beta, T *c,
-                   int64_t ldc) {
-  if constexpr (std::is_same_v<T, float>)
-    currentProducts().startFromBiasFloat(rowBias, m, n, beta, c, ldc);
-  else
-    currentProducts().startFromBiasDouble(rowBias, m, n, beta, c, ldc);
+/// Runs fn over [0, count) in chunks of `grain`, on the pool when
+/// `parallel`; the chunks are the same either way.
+void forBlocks(bool parallel, int64_t count, int64_t grain,
+               const std::function<void(int64_t, int64_t)> &fn) {
+  if (parallel) {
+    linalg::parallelFor(count, grain, fn);
+    return;
+  }
+  for (int64_t begin = 0; begin < count; begin += grain)
+    fn(begin, std::min(count, begin + grain));
 }
 
+/// Packs all of op(A) (M x K) for `kernels`, depth block d at
+/// packed + d * stride, the blocks on the pool when `parallel`.
 template <typename T>
-void clampBlock(const FusedActivation &clamp, int64_t m, int64_t n, T *c,
-                int64_t ldc) {
-  if constexpr (std::is_same_v<T, float>)
-    currentProducts().clampFloat(clamp.lo, clamp.hi, m, n, c, ldc);
-  else
-    currentProducts().clampDouble(clamp.lo, clamp.hi, m, n, c, ldc);
+void packWholeA(const eigen::TypedProducts<T> &kernels, bool transA, const T *a,
+                int64_t lda, int64_t m, int64_t k, int64_t depthBlock,
+                T *packed, int64_t stride, bool parallel) {
+  int64_t blocks = (k + depthBlock - 1) / depthBlock;
+  forBlocks(parallel, blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t block = begin; block < end; ++block) {
+      int64_t row = block * depthBlock;
+      kernels.packA(transA, transA ? a + row * lda : a + row, lda, m,
+                    std::min(depthBlock, k - row), packed + block * stride);
+    }
+  });
 }
 
-/// The block of the product at rows [rowBegin, rowBegin + m) and columns
-/// [colBegin, colBegin + n), on one thread; c points at its first element.
-/// With `wholeB` (all of op(B), row-major, ldWhole apart) op(B) is read
-/// from there.
+/// The product as Eigen's general_matrix_matrix_product computes it, with
+/// the kernels' own split: both operands are packed once per depth block,
+/// and the output is cut into tiles that each run on one thread, start from
+/// their bias and end with their clamp while they are still in cache.
+/// op(A) is packed whole and shared by the tiles. A split along C's rows
+/// shares all of op(B) packed too; a split along its columns packs each
+/// tile's columns of op(B) as the tile runs. The tiles start on the
+/// kernel's panels (rows at multiples of 16, columns at multiples of
+/// kPanelColumns), so every element's sum is the same whatever the split.
+template <typename T> class BlockedProduct {
+public:
+  BlockedProduct(int64_t m, int64_t n, int64_t k, T alpha,
+                 const linalg::GemmOperands<T> &ops, T beta, T *c, int64_t ldc,
+                 bool parallel, const linalg::GemmEpilogue<T> &epilogue)
+      : kernels(products<T>()), ops(ops), epilogue(epilogue), m(m), n(n), k(k),
+        alpha(alpha), beta(beta), c(c), ldc(ldc), parallel(parallel),
+        depthBlock(kernels.depthBlock(k)),
+        depthBlocks((k + depthBlock - 1) / depthBlock) {}
+
+  void run() {
+    const linalg::PackedA<T> *given = ops.packedA;
+    if (given && given->build == &kernels && given->m == m && given->k == k) {
+      packedA = given->data;
+      strideA = given->stride;
+    } else {
+      strideA = roundUp(depthBlock * m, 16);
+      T *packed = scratch<T>(kPackedA, strideA * depthBlocks);
+      packWholeA(kernels, ops.transA, ops.a, ops.lda, m, k, depthBlock, packed,
+                 strideA, parallel);
+      packedA = packed;
+    }
+    // Tiles may be any size that starts on the panels, so their number
+    // follows the threads: a few per thread, taken in turn, balance the
+    // threads when they run at different speeds.
+    int64_t tiles = m * n * k < kMinSplitProduct ? 1
+                    : parallel ? kTilesPerThread * linalg::numThreads()
+                               : kTilesPerThread;
+    if (m >= n && k * n <= kMaxWholeB)
+      splitRows(tileSize(m, tiles, kPanelRows));
+    else
+      splitColumns(tileSize(n, tiles, eigen::kPanelColumns));
+  }
+
+private:
+  static constexpr int64_t kTilesPerThread = 4;
+  /// Rows of C's tiles start at multiples of this (of Eigen's nr, 4).
+  static constexpr int64_t kPanelRows = 16;
+
+  /// The size of `tiles` tiles over `extent`, in whole panels.
+  static int64_t tileSize(int64_t extent, int64_t tiles, int64_t panel) {
+    return std::max(panel, roundUp((extent + tiles - 1) / tiles, panel));
+  }
+
+  int64_t depthOf(int64_t block) const {
+    return std::min(depthBlock, k - block * depthBlock);
+  }
+
+  /// Columns [column, column + columns) of op(B), `column` on a panel,
+  /// over depth block `block`, packed for the kernel at `packed`.
+  void packColumnsOfB(int64_t block, int64_t column, int64_t columns,
+                      T *packed) const {
+    int64_t row = block * depthBlock, depth = depthOf(block);
+    if (!ops.packB) {
+      kernels.packB(ops.transB,
+                    ops.transB ? ops.b + column * ops.ldb + row
+                               : ops.b + row * ops.ldb + column,
+                    ops.ldb, columns, depth, packed);
+      return;
+    }
+    // The packer writes the whole panels where the kernel reads them; only
+    // a last, partial panel goes through Eigen's packing.
+    int64_t panel = kernels.panelColumns;
+    int64_t whole = columns / panel * panel;
+    if (whole > 0)
+      (*ops.packB)(row, depth, column, whole, packed, panel);
+    if (whole < columns) {
+      int64_t rest = columns - whole;
+      T *unfolded = scratch<T>(kUnfolded, depth * rest);
+      (*ops.packB)(row, depth, column + whole, rest, unfolded, rest);
+      kernels.packB(false, unfolded, rest, rest, depth, packed + whole * depth);
+    }
+  }
+
+  /// C's rows [row, row + rows) and columns [column, column + columns);
+  /// packedBOf(block) gives op(B)'s columns packed for depth block `block`.
+  template <typename PackedBOf>
+  void tile(int64_t row, int64_t rows, int64_t column, int64_t columns,
+            PackedBOf &&packedBOf) {
+    T *out = c + row * ldc + column;
+    kernels.startProduct(epilogue.rowBias ? epilogue.rowBias + row : nullptr,
+                         rows, columns, beta, out, ldc);
+    for (int64_t block = 0; block < depthBlocks; ++block) {
+      int64_t depth = depthOf(block);
+      kernels.multiply(packedA + block * strideA + row * depth,
+                       packedBOf(block), rows, columns, depth, alpha, out, ldc);
+    }
+    if (epilogue.clamp)
+      kernels.clamp(T(epilogue.clamp->lo), T(epilogue.clamp->hi), rows, columns,
+                    out, ldc);
+  }
+
+  void splitRows(int64_t rowsPerTile) {
+    int64_t strideB = roundUp(depthBlock * n, 16);
+    T *packedB = scratch<T>(kPackedB, strideB * depthBlocks);
+    // All of op(B), in tasks of a depth block by a chunk of columns.
+    constexpr int64_t kChunk = 8 * eigen::kPanelColumns;
+    int64_t chunks = (n + kChunk - 1) / kChunk;
+    forBlocks(
+        parallel, depthBlocks * chunks, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t task = begin; task < end; ++task) {
+            int64_t block = task / chunks;
+            int64_t column = task % chunks * kChunk;
+            packColumnsOfB(block, column, std::min(kChunk, n - column),
+                           packedB + block * strideB + column * depthOf(block));
+          }
+        });
+    forBlocks(parallel, m, rowsPerTile, [&](int64_t begin, int64_t end) {
+      tile(begin, end - begin, 0, n,
+           [&](int64_t block) { return packedB + block * strideB; });
+    });
+  }
+
+  void splitColumns(int64_t columnsPerTile) {
+    forBlocks(parallel, n, columnsPerTile, [&](int64_t begin, int64_t end) {
+      int64_t columns = end - begin;
+      T *packedB = scratch<T>(kPackedB, depthBlock * columns);
+      tile(0, m, begin, columns, [&](int64_t block) {
+        packColumnsOfB(block, begin, columns, packedB);
+        return packedB;
+      });
+    });
+  }
+
+  const eigen::TypedProducts<T> &kernels;
+  const linalg::GemmOperands<T> &ops;
+  const linalg::GemmEpilogue<T> &epilogue;
+  int64_t m, n, k;
+  T alpha, beta;
+  T *c;
+  int64_t ldc;
+  bool parallel;
+  int64_t depthBlock, depthBlocks;
+  const T *packedA = nullptr;
+  int64_t strideA = 0;
+};
+
+/// A product with one row or one column: Eigen's matrix-vector product,
+/// which reads the matrix once instead of packing it first. Large ones
+/// split along their longer side.
 template <typename T>
-void productBlock(const linalg::GemmOperands<T> &ops, int64_t rowBegin,
-                  int64_t colBegin, int64_t m, int64_t n, int64_t k, T alpha,
-                  T beta, T *c, int64_t ldc,
-                  const linalg::GemmEpilogue<T> &epilogue,
-                  const T *wholeB = nullptr, int64_t ldWhole = 0) {
-  const T *a = ops.a + (ops.transA ? rowBegin : rowBegin * ops.lda);
-  bool transB = ops.transB;
-  const T *b = nullptr;
-  int64_t ldb = ops.ldb;
-  if (wholeB) {
-    b = wholeB + colBegin;
-    ldb = ldWhole;
-    transB = false;
-  } else if (ops.packB) {
-    T *block = scratch<T>(0, k * n);
-    (*ops.packB)(colBegin, n, block, n);
-    b = block;
-    ldb = n;
-    transB = false;
-  } else {
-    b = ops.b + (transB ? colBegin * ldb : colBegin);
-  }
-  if (epilogue.rowBias) {
-    startFromBias(epilogue.rowBias + rowBegin, m, n, beta, c, ldc);
-    beta = T(1);
-  }
-  gemmFn<T>()(ops.transA, transB, m, n, k, alpha, a, ops.lda, b, ldb, beta, c,
-              ldc);
-  if (epilogue.clamp)
-    clampBlock(*epilogue.clamp, m, n, c, ldc);
+void vectorProduct(int64_t m, int64_t n, int64_t k, T alpha,
+                   const linalg::GemmOperands<T> &ops, T beta, T *c,
+                   int64_t ldc, bool parallel,
+                   const linalg::GemmEpilogue<T> &epilogue) {
+  const eigen::TypedProducts<T> &kernels = products<T>();
+  int64_t dim = std::max(m, n);
+  int64_t block = m * n * k >= kMinSplitProduct
+                      ? roundUp(std::max<int64_t>(64, (dim + 7) / 8), 16)
+                      : dim;
+  forBlocks(parallel, dim, block, [&](int64_t begin, int64_t end) {
+    int64_t row = m == 1 ? 0 : begin, rows = m == 1 ? 1 : end - begin;
+    int64_t column = m == 1 ? begin : 0, columns = m == 1 ? end - begin : 1;
+    const T *b;
+    int64_t ldb = ops.ldb;
+    bool transB = ops.transB;
+    if (ops.packB) {
+      T *unfolded = scratch<T>(kUnfolded, k * columns);
+      (*ops.packB)(0, k, column, columns, unfolded, columns);
+      b = unfolded;
+      ldb = columns;
+      transB = false;
+    } else {
+      b = transB ? ops.b + column * ldb : ops.b + column;
+    }
+    T *out = c + row * ldc + column;
+    T start = beta;
+    if (epilogue.rowBias) {
+      kernels.startProduct(epilogue.rowBias + row, rows, columns, beta, out,
+                           ldc);
+      start = T(1);
+    }
+    kernels.gemm(ops.transA, transB, rows, columns, k, alpha,
+                 ops.transA ? ops.a + row : ops.a + row * ops.lda, ops.lda, b,
+                 ldb, start, out, ldc);
+    if (epilogue.clamp)
+      kernels.clamp(T(epilogue.clamp->lo), T(epilogue.clamp->hi), rows, columns,
+                    out, ldc);
+  });
 }
 
 template <typename T>
@@ -328,73 +500,31 @@ void gemmImpl(int64_t m, int64_t n, int64_t k, T alpha,
               bool parallel, const linalg::GemmEpilogue<T> &epilogue) {
   if (m <= 0 || n <= 0)
     return;
+  const eigen::TypedProducts<T> &kernels = products<T>();
   if (alpha == T(0) || k == 0) {
     // No product to add (k == 0), or one that BLAS would skip but ONNX's
     // formula keeps, with its 0 * inf = NaN (alpha == 0).
-    if (epilogue.rowBias) {
-      startFromBias(epilogue.rowBias, m, n, beta, c, ldc);
-      beta = T(1);
-    }
     std::vector<T> product;
     if (k > 0) {
       product.resize(m * n);
       gemmImpl(m, n, k, T(1), ops, T(0), product.data(), n, parallel,
                linalg::GemmEpilogue<T>());
     }
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        T &out = c[i * ldc + j];
-        T start = beta == T(0) ? T(0) : beta * out;
-        out = k > 0 ? T(0) * product[i * n + j] + start : start;
-      }
+    kernels.startProduct(epilogue.rowBias, m, n, beta, c, ldc);
+    if (k > 0)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          c[i * ldc + j] += T(0) * product[i * n + j];
     if (epilogue.clamp)
-      clampBlock(*epilogue.clamp, m, n, c, ldc);
+      kernels.clamp(T(epilogue.clamp->lo), T(epilogue.clamp->hi), m, n, c, ldc);
     return;
   }
-  // The output splits along its longer side into about 8 blocks whose
-  // size depends only on the shape, never on the thread count nor on
-  // `parallel` (which only says whether the blocks may run on the pool):
-  // Eigen's summation order depends on the shape of each product it is
-  // given, so the result is the same whatever the thread count.
-  auto forBlocks = [&](int64_t count, int64_t grain,
-                       const std::function<void(int64_t, int64_t)> &fn) {
-    if (parallel) {
-      linalg::parallelFor(count, grain, fn);
-      return;
-    }
-    for (int64_t begin = 0; begin < count; begin += grain)
-      fn(begin, std::min(count, begin + grain));
-  };
-  bool large = m * n * k >= (int64_t(1) << 18);
-  int64_t dim = std::max(m, n);
-  int64_t block = roundUp(std::max<int64_t>(64, (dim + 7) / 8), 16);
-  if (!large || dim <= block) {
-    productBlock(ops, 0, 0, m, n, k, alpha, beta, c, ldc, epilogue);
+  if (m == 1 || n == 1) {
+    vectorProduct(m, n, k, alpha, ops, beta, c, ldc, parallel, epilogue);
     return;
   }
-  if (m >= n && (!ops.packB || k * n <= kMaxWholeB)) {
-    // Every block of rows needs all of op(B): a packer writes it once.
-    const T *wholeB = nullptr;
-    if (ops.packB) {
-      T *data = scratch<T>(1, k * n);
-      constexpr int64_t kColumnsPerTask = 64;
-      forBlocks(n, kColumnsPerTask, [&](int64_t begin, int64_t end) {
-        (*ops.packB)(begin, end - begin, data + begin, n);
-      });
-      wholeB = data;
-    }
-    forBlocks(m, block, [&](int64_t begin, int64_t end) {
-      productBlock(ops, begin, 0, end - begin, n, k, alpha, beta,
-                   c + begin * ldc, ldc, epilogue, wholeB, n);
-    });
-    return;
-  }
-  if (ops.packB && k * block > kMaxBlockB)
-    block = std::max<int64_t>(16, kMaxBlockB / k / 16 * 16);
-  forBlocks(n, block, [&](int64_t begin, int64_t end) {
-    productBlock(ops, 0, begin, m, end - begin, k, alpha, beta, c + begin, ldc,
-                 epilogue);
-  });
+  BlockedProduct<T>(m, n, k, alpha, ops, beta, c, ldc, parallel, epilogue)
+      .run();
 }
 
 /// The operands of the classic GEMM call: two plain matrices.
@@ -412,6 +542,32 @@ linalg::GemmOperands<T> plainOperands(bool transA, const T *a, int64_t lda,
 }
 
 } // namespace
+
+template <typename T>
+std::shared_ptr<const linalg::PackedA<T>>
+linalg::packA(bool transA, const T *a, int64_t lda, int64_t m, int64_t k) {
+  const eigen::TypedProducts<T> &kernels = products<T>();
+  auto packed = std::make_shared<PackedA<T>>();
+  packed->build = &kernels;
+  packed->m = m;
+  packed->k = k;
+  packed->depthBlock = k > 0 ? kernels.depthBlock(k) : 1;
+  packed->stride = roundUp(packed->depthBlock * m, 16);
+  int64_t blocks = (k + packed->depthBlock - 1) / packed->depthBlock;
+  std::shared_ptr<T[]> storage(new T[packed->stride * blocks + 1]);
+  packWholeA(kernels, transA, a, lda, m, k, packed->depthBlock, storage.get(),
+             packed->stride, true);
+  packed->data = storage.get();
+  packed->storage = std::move(storage);
+  return packed;
+}
+
+namespace mncc::reference::linalg {
+template std::shared_ptr<const PackedA<float>> packA(bool, const float *,
+                                                     int64_t, int64_t, int64_t);
+template std::shared_ptr<const PackedA<double>>
+packA(bool, const double *, int64_t, int64_t, int64_t);
+} // namespace mncc::reference::linalg
 
 template <typename T>
 void linalg::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 namespace mncc::reference::linalg {
 
@@ -42,16 +43,38 @@ template <typename T> struct GemmEpilogue {
   const FusedActivation *clamp = nullptr;
 };
 
-/// Writes columns [col, col + cols) of op(B), all K rows of them, at
-/// `dst`, row after row, `ld` elements apart. A Conv writes its input
-/// unfolded (im2col) this way, one block of columns at a time, just before
-/// the product that reads it.
+/// Writes rows [row, row + rows) and columns [col, col + cols) of op(B) at
+/// `dst` in panels of `panel` columns: element (row + r, col + j) at
+/// dst[(j / panel) * panel * rows + r * panel + j % panel]. With `panel`
+/// equal to `cols` that is a plain row-major block; with the kernel's
+/// panel width it is the layout the kernel reads, so the GEMM packs
+/// nothing itself. A Conv writes its input unfolded (im2col) this way,
+/// one block at a time, just before the product that reads it.
 template <typename T>
-using PackBFn =
-    std::function<void(int64_t col, int64_t cols, T *dst, int64_t ld)>;
+using PackBFn = std::function<void(int64_t row, int64_t rows, int64_t col,
+                                   int64_t cols, T *dst, int64_t panel)>;
+
+/// op(A) packed once for the products of the Eigen build it was packed
+/// in, for an A that many products read: a Conv's constant weights, kept
+/// across runs. Make it with packA.
+template <typename T> struct PackedA {
+  /// The build it was packed for (products in another build ignore it).
+  const void *build = nullptr;
+  int64_t m = 0, k = 0;
+  /// Depth block d of the packed rows starts at data + d * stride.
+  int64_t depthBlock = 0, stride = 0;
+  const T *data = nullptr;
+  std::shared_ptr<const T[]> storage;
+};
+
+/// op(A) (M x K) packed for the build now in force.
+template <typename T>
+std::shared_ptr<const PackedA<T>> packA(bool transA, const T *a, int64_t lda,
+                                        int64_t m, int64_t k);
 
 /// A product's operands: op(A) as a matrix, and op(B) as a matrix or as a
-/// packer.
+/// packer. `packedA`, when it is op(A) packed for the build in force,
+/// spares the product packing `a`; `a` must be given all the same.
 template <typename T> struct GemmOperands {
   bool transA = false;
   const T *a = nullptr;
@@ -60,6 +83,7 @@ template <typename T> struct GemmOperands {
   const T *b = nullptr;
   int64_t ldb = 0;
   const PackBFn<T> *packB = nullptr;
+  const PackedA<T> *packedA = nullptr;
 };
 
 /// C = alpha * op(A) * op(B) + beta * C from general operands, then the

@@ -10,79 +10,161 @@
 #include "NnConvCommon.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
-#include <vector>
 #include <type_traits>
+#include <vector>
 
 using namespace mncc::reference;
 using namespace mncc::reference::nn;
 
 namespace {
 
-/// Row `row` of the im2col matrix of one group of channels of one image,
-/// columns [colBegin, colEnd) only, into dst[0, colEnd - colBegin): row
-/// (c, kd, kh, kw) holds, for each output position, the input that tap
-/// reads, or 0 in the padding. Columns run over output rows, so the work
-/// goes segment by segment, each a copy and two fills.
-template <typename T>
-void unfoldRow(const T *in, const Window &w, int64_t row, int64_t colBegin,
-               int64_t colEnd, T *dst) {
-  int64_t kw = row % w.kernel[2];
-  int64_t kh = (row / w.kernel[2]) % w.kernel[1];
-  int64_t kd = (row / (w.kernel[2] * w.kernel[1])) % w.kernel[0];
-  const T *plane = in + row / w.kernelSize() * w.inSize();
-  int64_t offD = kd * w.dilation[0] - w.padBegin[0];
-  int64_t offH = kh * w.dilation[1] - w.padBegin[1];
-  int64_t offW = kw * w.dilation[2] - w.padBegin[2];
-  int64_t wLo, wHi;
-  validRange(w.out[2], w.stride[2], offW, w.in[2], wLo, wHi);
-  int64_t width = w.out[2];
-  // The output line (od, oh) advances without dividing: a 64-bit division
-  // per line costs as much as copying the line.
-  int64_t line = colBegin / width;
-  int64_t od = line / w.out[1], oh = line % w.out[1];
-  for (int64_t col = colBegin; col < colEnd; ++line) {
-    int64_t first = col - line * width;
-    int64_t last = std::min(width, first + colEnd - col);
-    // out[ow] is this line's output column ow.
-    T *out = dst + (col - colBegin) - first;
-    col += last - first;
-    int64_t id = od * w.stride[0] + offD;
-    int64_t ih = oh * w.stride[1] + offH;
-    if (++oh == w.out[1]) {
-      oh = 0;
-      ++od;
-    }
-    if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-      std::fill(out + first, out + last, T(0));
-      continue;
-    }
-    const T *src = plane + (id * w.in[1] + ih) * w.in[2];
-    int64_t lo = std::clamp(wLo, first, last);
-    int64_t hi = std::clamp(wHi, lo, last);
-    std::fill(out + first, out + lo, T(0));
-    if (w.stride[2] == 1)
-      std::copy(src + lo + offW, src + hi + offW, out + lo);
-    else if (w.stride[2] == 2) // a constant stride vectorizes
-      for (int64_t ow = lo; ow < hi; ++ow)
-        out[ow] = src[2 * ow + offW];
-    else
-      for (int64_t ow = lo; ow < hi; ++ow)
-        out[ow] = src[ow * w.stride[2] + offW];
-    std::fill(out + hi, out + last, T(0));
+/// Where an unfolded row goes: its column j (counted from the first one
+/// written) at data[(j / panel) * panelStride + j % panel], the GEMM's
+/// panels; a plain row when one panel holds every column.
+template <typename T> struct RowDestination {
+  T *data;
+  int64_t panel, panelStride;
+};
+
+/// Copies a segment of an input line. Segments are short (a line of a
+/// small image, or its part in one panel), and a call to memmove would
+/// cost more than the copy: fixed-size copies compile to vector moves.
+template <typename T> void copySegment(const T *src, T *dst, int64_t count) {
+  constexpr int64_t kBlock = 32 / sizeof(T);
+  int64_t i = 0;
+  for (; i + kBlock <= count; i += kBlock)
+    std::memcpy(dst + i, src + i, 32);
+  if ((count - i) * sizeof(T) >= 16) {
+    std::memcpy(dst + i, src + i, 16);
+    i += 16 / sizeof(T);
   }
+  if ((count - i) * sizeof(T) >= 8) {
+    std::memcpy(dst + i, src + i, 8);
+    i += 8 / sizeof(T);
+  }
+  if (i < count)
+    dst[i] = src[i];
 }
 
-/// The GEMM's packer of op(B) for a Conv: columns [col, col + cols) of the
-/// im2col matrix ((channels * kernelSize) x outSize) of one group of
-/// channels of one image. The GEMM calls it block by block, just before
-/// the block's product, so the unfolded input stays in cache and the whole
-/// im2col matrix is in memory only when all blocks share it.
+/// The im2col matrix of one group of channels of one image,
+/// ((channels * kernelSize) x outSize): row (c, kd, kh, kw) holds, for
+/// each output position, the input that tap reads, or 0 in the padding.
+/// What each tap reads is worked out once per Conv, and where a block of
+/// columns starts once per block: a 64-bit division per row or per line
+/// costs as much as copying a short line.
+class Unfolding {
+public:
+  explicit Unfolding(const Window &w) : w(w) {
+    for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+      for (int64_t kh = 0; kh < w.kernel[1]; ++kh)
+        for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+          Tap tap;
+          tap.offD = kd * w.dilation[0] - w.padBegin[0];
+          tap.offH = kh * w.dilation[1] - w.padBegin[1];
+          tap.offW = kw * w.dilation[2] - w.padBegin[2];
+          validRange(w.out[2], w.stride[2], tap.offW, w.in[2], tap.wLo,
+                     tap.wHi);
+          taps.push_back(tap);
+        }
+  }
+
+  /// Rows [row, row + rows) and columns [col, col + cols) of the matrix of
+  /// input `in`, written as PackBFn says.
+  template <typename T>
+  void write(const T *in, int64_t row, int64_t rows, int64_t col, int64_t cols,
+             T *dst, int64_t panel) const {
+    int64_t kernelSize = static_cast<int64_t>(taps.size());
+    int64_t channel = row / kernelSize, tap = row % kernelSize;
+    int64_t line = col / w.out[2];
+    Line start{line, line / w.out[1], line % w.out[1]};
+    for (int64_t r = 0; r < rows; ++r) {
+      writeRow(in + channel * w.inSize(), taps[tap], start, col, col + cols,
+               RowDestination<T>{dst + r * panel, panel, panel * rows});
+      if (++tap == kernelSize) {
+        tap = 0;
+        ++channel;
+      }
+    }
+  }
+
+private:
+  struct Tap {
+    int64_t offD, offH, offW;
+    /// Output columns [wLo, wHi) of a line read inside the input.
+    int64_t wLo, wHi;
+  };
+  /// An output line: its index and its (depth, height) position.
+  struct Line {
+    int64_t index, od, oh;
+  };
+
+  template <typename T>
+  void writeRow(const T *plane, const Tap &tap, Line line, int64_t colBegin,
+                int64_t colEnd, RowDestination<T> dst) const {
+    int64_t width = w.out[2];
+    T *panelStart = dst.data;
+    int64_t inPanel = 0;
+    for (int64_t col = colBegin; col < colEnd; ++line.index) {
+      int64_t first = col - line.index * width;
+      int64_t last = std::min(width, first + colEnd - col);
+      col += last - first;
+      int64_t id = line.od * w.stride[0] + tap.offD;
+      int64_t ih = line.oh * w.stride[1] + tap.offH;
+      if (++line.oh == w.out[1]) {
+        line.oh = 0;
+        ++line.od;
+      }
+      bool padding = id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1];
+      const T *src =
+          padding ? nullptr : plane + (id * w.in[1] + ih) * w.in[2] + tap.offW;
+      // The line's columns [first, last), in pieces that each lie in one
+      // panel.
+      for (int64_t begin = first; begin < last;) {
+        int64_t end = std::min(last, begin + dst.panel - inPanel);
+        // out[ow] is this line's output column ow.
+        T *out = panelStart + inPanel - begin;
+        inPanel += end - begin;
+        if (inPanel == dst.panel) {
+          inPanel = 0;
+          panelStart += dst.panelStride;
+        }
+        if (!src) {
+          std::fill(out + begin, out + end, T(0));
+          begin = end;
+          continue;
+        }
+        int64_t lo = std::clamp(tap.wLo, begin, end);
+        int64_t hi = std::clamp(tap.wHi, lo, end);
+        std::fill(out + begin, out + lo, T(0));
+        if (w.stride[2] == 1)
+          copySegment(src + lo, out + lo, hi - lo);
+        else if (w.stride[2] == 2) // a constant stride vectorizes
+          for (int64_t ow = lo; ow < hi; ++ow)
+            out[ow] = src[2 * ow];
+        else
+          for (int64_t ow = lo; ow < hi; ++ow)
+            out[ow] = src[ow * w.stride[2]];
+        std::fill(out + hi, out + end, T(0));
+        begin = end;
+      }
+    }
+  }
+
+  const Window &w;
+  std::vector<Tap> taps;
+};
+
+/// The GEMM's packer of op(B) for a Conv: blocks of the im2col matrix of
+/// input `in`. The GEMM calls it block by block, just before the block's
+/// product, and has it write straight into the kernel's panels, so the
+/// unfolded input is written once and stays in cache.
 template <typename T>
-linalg::PackBFn<T> convInputPacker(const T *in, const Window &w, int64_t rows) {
-  return [in, &w, rows](int64_t col, int64_t cols, T *dst, int64_t ld) {
-    for (int64_t row = 0; row < rows; ++row)
-      unfoldRow(in, w, row, col, col + cols, dst + row * ld);
+linalg::PackBFn<T> convInputPacker(const T *in, const Unfolding &unfolding) {
+  return [in, &unfolding](int64_t row, int64_t rows, int64_t col, int64_t cols,
+                          T *dst, int64_t panel) {
+    unfolding.write(in, row, rows, col, cols, dst, panel);
   };
 }
 
@@ -125,14 +207,16 @@ void col2im(const T *col, int64_t channels, const Window &w, T *out) {
 }
 
 /// out[i] = bias + the taps in (kd, kh, kw) order, one rounding per
-/// multiply and per add, for i in [0, count): tap t reads src[t][i]. The
-/// same source compiles for every instruction set without FMA contraction
-/// (-ffp-contract=off), so the bits do not depend on the CPU. The common
-/// 3 x 3 case has its tap count fixed at compile time so the whole sum
-/// stays in registers.
+/// multiply and per add, then clamped to [lo, hi] as FusedActivation does
+/// (infinite bounds leave every value as it is, NaN and -0 included), for
+/// i in [0, count): tap t reads src[t][i]. The same source compiles for
+/// every instruction set without FMA contraction (-ffp-contract=off), so
+/// the bits do not depend on the CPU. The common 3 x 3 case has its tap
+/// count fixed at compile time so the whole sum stays in registers.
 template <int FixedTaps, typename T>
 MNCC_ALWAYS_INLINE void sumTaps(const T *const *rows, const T *weights,
-                                int64_t taps, T bias, int64_t count, T *out) {
+                                int64_t taps, T bias, T lo, T hi, int64_t count,
+                                T *out) {
   if constexpr (FixedTaps > 0) {
     // Locals and a restrict output let the compiler keep the taps in
     // registers and vectorize without alias checks.
@@ -148,7 +232,8 @@ MNCC_ALWAYS_INLINE void sumTaps(const T *const *rows, const T *weights,
 #pragma GCC unroll 16
       for (int t = 0; t < FixedTaps; ++t)
         acc += weight[t] * src[t][i];
-      dst[i] = acc;
+      acc = acc < lo ? lo : acc;
+      dst[i] = acc > hi ? hi : acc;
     }
   } else {
     std::fill(out, out + count, bias);
@@ -158,16 +243,11 @@ MNCC_ALWAYS_INLINE void sumTaps(const T *const *rows, const T *weights,
       for (int64_t i = 0; i < count; ++i)
         out[i] += weight * src[i];
     }
+    for (int64_t i = 0; i < count; ++i) {
+      T value = out[i] < lo ? lo : out[i];
+      out[i] = value > hi ? hi : value;
+    }
   }
-}
-
-template <typename T>
-MNCC_ALWAYS_INLINE void clampRange(T *out, int64_t count,
-                                   const FusedActivation *clamp) {
-  if (!clamp)
-    return;
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = clamp->apply(out[i]);
 }
 
 /// Scratch of one depthwise worker: the padded plane and, for the flat
@@ -182,6 +262,9 @@ MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
                                        const Window &w,
                                        const FusedActivation *clamp,
                                        DepthwiseScratch<T> &scratch, T *out) {
+  // The fused activation's bounds, or none.
+  T lo = clamp ? T(clamp->lo) : -std::numeric_limits<T>::infinity();
+  T hi = clamp ? T(clamp->hi) : std::numeric_limits<T>::infinity();
   PaddedPlane shape(w);
   scratch.padded.resize(shape.size());
   T *padded = scratch.padded.data();
@@ -206,15 +289,14 @@ MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
     scratch.flatOut.resize(count);
     T *flatOut = scratch.flatOut.data();
     if (threeByThree)
-      sumTaps<9>(rows.data(), kernel, taps, bias, count, flatOut);
+      sumTaps<9>(rows.data(), kernel, taps, bias, lo, hi, count, flatOut);
     else
-      sumTaps<0>(rows.data(), kernel, taps, bias, count, flatOut);
+      sumTaps<0>(rows.data(), kernel, taps, bias, lo, hi, count, flatOut);
     for (int64_t od = 0; od < w.out[0]; ++od)
       for (int64_t oh = 0; oh < w.out[1]; ++oh) {
         T *dst = out + (od * w.out[1] + oh) * w.out[2];
         const T *src = flatOut + (od * shape.extent[1] + oh) * shape.rowLength;
         std::copy(src, src + w.out[2], dst);
-        clampRange(dst, w.out[2], clamp);
       }
     return;
   }
@@ -225,10 +307,9 @@ MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
       shape.tapRows<T>(padded, w, columnOffset.data(), od, oh, rows.data());
       T *dst = out + (od * w.out[1] + oh) * w.out[2];
       if (threeByThree)
-        sumTaps<9>(rows.data(), kernel, taps, bias, w.out[2], dst);
+        sumTaps<9>(rows.data(), kernel, taps, bias, lo, hi, w.out[2], dst);
       else
-        sumTaps<0>(rows.data(), kernel, taps, bias, w.out[2], dst);
-      clampRange(dst, w.out[2], clamp);
+        sumTaps<0>(rows.data(), kernel, taps, bias, lo, hi, w.out[2], dst);
     }
 }
 
@@ -317,10 +398,17 @@ Status checkConvInputs(KernelContext &context, const Tensor *&x,
   return Status::success();
 }
 
+/// A Conv's weights packed for the GEMM, one matrix per group: kept in
+/// the node's cache when the weights are an initializer, since packing them
+/// costs a pass over them on every run otherwise.
+template <typename T> struct PackedWeights {
+  std::vector<std::shared_ptr<const linalg::PackedA<T>>> groups;
+};
+
 template <typename T>
 void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
                  int64_t group, const Window &w, const FusedActivation *clamp,
-                 Tensor &out) {
+                 NodeCache *weightCache, Tensor &out) {
   int64_t batch = x.shape()[0], channels = x.shape()[1];
   int64_t outChannels = weights.shape()[0];
   int64_t cPerGroup = channels / group, mPerGroup = outChannels / group;
@@ -338,6 +426,16 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
                 w.stride == std::array<int64_t, 3>{1, 1, 1} &&
                 w.padBegin == std::array<int64_t, 3>{0, 0, 0} &&
                 w.padEnd == std::array<int64_t, 3>{0, 0, 0};
+  Unfolding unfolding(w);
+  std::shared_ptr<const PackedWeights<T>> packed;
+  if (weightCache)
+    packed = weightCache->get<PackedWeights<T>>([&] {
+      auto value = std::make_shared<PackedWeights<T>>();
+      for (int64_t g = 0; g < group; ++g)
+        value->groups.push_back(linalg::packA<T>(
+            false, wData + g * mPerGroup * rows, rows, mPerGroup, rows));
+      return value;
+    });
   auto runTask = [&](int64_t task, bool parallel) {
     int64_t n = task / group, g = task % group;
     const T *in = xData + (n * channels + g * cPerGroup) * w.inSize();
@@ -348,12 +446,13 @@ void convCompute(const Tensor &x, const Tensor &weights, const Tensor *bias,
     linalg::GemmOperands<T> ops;
     ops.a = wData + g * mPerGroup * rows;
     ops.lda = rows;
+    ops.packedA = packed ? packed->groups[g].get() : nullptr;
     linalg::PackBFn<T> packer;
     if (direct) {
       ops.b = in;
       ops.ldb = cols;
     } else {
-      packer = convInputPacker(in, w, rows);
+      packer = convInputPacker(in, unfolding);
       ops.packB = &packer;
     }
     linalg::gemm(mPerGroup, cols, rows, T(1), ops, T(0),
@@ -405,10 +504,13 @@ Status convKernel(KernelContext &context) {
   const FusedActivation *clamp = context.fusedActivation();
   if (clamp && x->dtype() != DType::Float32)
     return opError(context, "an activation was fused into a non-float32 Conv");
+  NodeCache *weightCache = context.cacheForConstantInput(1);
   if (work == DType::Float64)
-    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp, out);
+    convCompute<double>(xw, ww, bias ? &bw : nullptr, group, w, clamp,
+                        weightCache, out);
   else
-    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, clamp, out);
+    convCompute<float>(xw, ww, bias ? &bw : nullptr, group, w, clamp,
+                       weightCache, out);
   context.setOutput(0, castFloat(out, x->dtype()));
   return Status::success();
 }

@@ -166,8 +166,8 @@ struct PaddedPlane {
 
   explicit PaddedPlane(const Window &w) {
     for (int d = 0; d < 3; ++d)
-      extent[d] = (w.out[d] - 1) * w.stride[d] +
-                  (w.kernel[d] - 1) * w.dilation[d] + 1;
+      extent[d] =
+          (w.out[d] - 1) * w.stride[d] + (w.kernel[d] - 1) * w.dilation[d] + 1;
     phaseLength = ceilDiv(extent[2], w.stride[2]);
     rowLength = phaseLength * w.stride[2];
     for (int64_t phase = 0; phase < w.stride[2]; ++phase) {
@@ -183,16 +183,13 @@ struct PaddedPlane {
   }
   /// Elements of the buffer: the plane, then room for the flat loop's
   /// last taps, which run past the last row into zeros.
-  int64_t size() const {
-    return extent[0] * extent[1] * rowLength + rowLength;
-  }
+  int64_t size() const { return extent[0] * extent[1] * rowLength + rowLength; }
   /// Where kernel column kw starts inside a phase-split row.
   std::vector<int64_t> columnOffsets(const Window &w) const {
     std::vector<int64_t> offsets(w.kernel[2]);
     for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
       int64_t column = kw * w.dilation[2];
-      offsets[kw] =
-          (column % w.stride[2]) * phaseLength + column / w.stride[2];
+      offsets[kw] = (column % w.stride[2]) * phaseLength + column / w.stride[2];
     }
     return offsets;
   }
@@ -200,9 +197,8 @@ struct PaddedPlane {
   /// For output row (od, oh): rows[t] = where tap t, in (kd, kh, kw)
   /// order, reads output column 0 of that row (the next columns follow).
   template <typename T>
-  void tapRows(const T *padded, const Window &w,
-               const int64_t *columnOffset, int64_t od, int64_t oh,
-               const T **rows) const {
+  void tapRows(const T *padded, const Window &w, const int64_t *columnOffset,
+               int64_t od, int64_t oh, const T **rows) const {
     int64_t t = 0;
     for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
       for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
@@ -221,10 +217,11 @@ struct PaddedPlane {
 };
 
 /// Fills `padded` (shape.size() elements) from one input plane; positions
-/// outside the input hold `pad`.
+/// outside the input hold `pad`. Inlined into the callers' wider-vector
+/// copies, where its strided reads vectorize better.
 template <typename T>
-void padPlane(const T *in, const Window &w, const PaddedPlane &shape, T pad,
-              T *padded) {
+MNCC_ALWAYS_INLINE void padPlane(const T *in, const Window &w,
+                                 const PaddedPlane &shape, T pad, T *padded) {
   int64_t strideW = w.stride[2];
   int64_t planeSize = shape.extent[0] * shape.extent[1] * shape.rowLength;
   for (int64_t pd = 0; pd < shape.extent[0]; ++pd)

@@ -345,13 +345,17 @@ TEST_F(GemmTest, PackerEqualsPlainMatrixBitForBit) {
       Operands ops = makeOperands(test, rng);
       // op(B)(p, j) element by element: the packer's contract.
       int64_t calls = 0;
-      linalg::PackBFn<float> packer = [&](int64_t col, int64_t cols, float *dst,
-                                          int64_t ld) {
+      linalg::PackBFn<float> packer = [&](int64_t row, int64_t rows,
+                                          int64_t col, int64_t cols, float *dst,
+                                          int64_t panel) {
         ++calls;
-        for (int64_t p = 0; p < test.k; ++p)
-          for (int64_t j = 0; j < cols; ++j)
-            dst[p * ld + j] = test.transB ? ops.b[(col + j) * ops.ldb + p]
-                                          : ops.b[p * ops.ldb + col + j];
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < cols; ++j) {
+            int64_t p = row + r;
+            dst[j / panel * panel * rows + r * panel + j % panel] =
+                test.transB ? ops.b[(col + j) * ops.ldb + p]
+                            : ops.b[p * ops.ldb + col + j];
+          }
       };
       std::vector<float> plain(ops.c.size(), 0.0f);
       linalg::gemm(test.transA, test.transB, test.m, test.n, test.k, 1.0f,
