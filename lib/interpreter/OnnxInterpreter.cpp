@@ -118,8 +118,9 @@ public:
     if (index >= step.initializerInputs.size() ||
         !step.initializerInputs[index])
       return nullptr;
-    // A run may feed its own value for an initializer that is also a graph
-    // input; only the model's own tensor is the same on every run.
+    // Only the model's own tensor is the same on every run. The importer
+    // keeps a graph input with an initializer an initializer, so a run
+    // cannot replace it today; the check keeps the cache right if it can.
     int slot = step.inputSlots[index];
     const reference::Value &given = slots[slot];
     const reference::Value &initial = program.initialSlots[slot];

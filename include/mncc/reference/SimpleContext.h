@@ -26,6 +26,13 @@ public:
     present_[index] = false;
     return *this;
   }
+  /// Declares input `index` constant across runs, with `cache` as the
+  /// node's cache (the interpreter does this for initializers).
+  SimpleKernelContext &setConstantInputCache(size_t index, NodeCache *cache) {
+    constantInput_ = index;
+    cache_ = cache;
+    return *this;
+  }
   SimpleKernelContext &setAttribute(std::string name, Attribute value) {
     attributes_[std::move(name)] = std::move(value);
     return *this;
@@ -76,7 +83,7 @@ public:
   size_t numInputs() const override { return inputs_.size(); }
   const Value *input(size_t index) const override {
     return index < inputs_.size() && present_[index] ? &inputs_[index]
-                                                      : nullptr;
+                                                     : nullptr;
   }
   size_t numOutputs() const override { return outputs_.size(); }
   bool wantsOutput(size_t index) const override {
@@ -96,6 +103,9 @@ public:
                          "' outside the interpreter");
   }
   uint64_t defaultSeed() const override { return 0; }
+  NodeCache *cacheForConstantInput(size_t index) const override {
+    return cache_ && index == constantInput_ ? cache_ : nullptr;
+  }
 
 private:
   std::string opType_;
@@ -103,6 +113,8 @@ private:
   std::vector<bool> present_;
   std::vector<Value> outputs_;
   std::map<std::string, Attribute> attributes_;
+  size_t constantInput_ = 0;
+  NodeCache *cache_ = nullptr;
 };
 
 } // namespace mncc::reference

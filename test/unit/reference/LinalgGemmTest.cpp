@@ -381,6 +381,81 @@ TEST_F(GemmTest, PackerEqualsPlainMatrixBitForBit) {
   }
 }
 
+/// op(A) packed ahead (a Conv's constant weights) gives the bits of the
+/// product that packs it itself, on the pool or not, both ways the
+/// product splits.
+TEST_F(GemmTest, PackedAEqualsPackingPerProductBitForBit) {
+  const Case cases[] = {{false, false, 64, 3000, 300, 1.0f, 0.0f, 0, 0, 0},
+                        {false, false, 512, 49, 1000, 1.0f, 0.0f, 5, 0, 0},
+                        {true, false, 37, 29, 170, 1.0f, 1.0f, 3, 1, 2}};
+  for (linalg::GemmIsa isa : availableIsas()) {
+    ASSERT_TRUE(linalg::forceGemmIsa(isa));
+    for (const Case &test : cases) {
+      std::mt19937 rng(5);
+      Operands ops = makeOperands(test, rng);
+      std::vector<float> plain = ops.c;
+      linalg::gemm(test.transA, test.transB, test.m, test.n, test.k, 1.0f,
+                   ops.a.data(), ops.lda, ops.b.data(), ops.ldb, test.beta,
+                   plain.data(), ops.ldc);
+      auto packed =
+          linalg::packA(test.transA, ops.a.data(), ops.lda, test.m, test.k);
+      for (bool parallel : {true, false}) {
+        linalg::GemmOperands<float> operands;
+        operands.transA = test.transA;
+        operands.a = ops.a.data();
+        operands.lda = ops.lda;
+        operands.transB = test.transB;
+        operands.b = ops.b.data();
+        operands.ldb = ops.ldb;
+        operands.packedA = packed.get();
+        std::vector<float> result = ops.c;
+        linalg::gemm(test.m, test.n, test.k, 1.0f, operands, test.beta,
+                     result.data(), ops.ldc, parallel);
+        ASSERT_EQ(0, std::memcmp(plain.data(), result.data(),
+                                 plain.size() * sizeof(float)))
+            << test.m << "x" << test.n << "x" << test.k
+            << (parallel ? " parallel" : "");
+      }
+    }
+  }
+}
+
+/// op(A) packed in another Eigen build, whose depth blocks differ, is
+/// packed again rather than read.
+TEST_F(GemmTest, PackedAFromAnotherBuildIsIgnored) {
+  const Case test = {false, false, 64, 500, 700, 1.0f, 0.0f, 0, 0, 0};
+  std::mt19937 rng(6);
+  Operands ops = makeOperands(test, rng);
+  auto packIn = [&](linalg::GemmIsa isa) {
+    EXPECT_TRUE(linalg::forceGemmIsa(isa));
+    return linalg::packA(false, ops.a.data(), ops.lda, test.m, test.k);
+  };
+  int pairs = 0;
+  for (linalg::GemmIsa packedIn : availableIsas())
+    for (linalg::GemmIsa runIn : availableIsas()) {
+      auto packed = packIn(packedIn);
+      if (packed->depthBlock == packIn(runIn)->depthBlock)
+        continue;
+      ++pairs;
+      std::vector<float> plain = ops.c, result = ops.c;
+      linalg::gemm(false, false, test.m, test.n, test.k, 1.0f, ops.a.data(),
+                   ops.lda, ops.b.data(), ops.ldb, 0.0f, plain.data(), ops.ldc);
+      linalg::GemmOperands<float> operands;
+      operands.a = ops.a.data();
+      operands.lda = ops.lda;
+      operands.b = ops.b.data();
+      operands.ldb = ops.ldb;
+      operands.packedA = packed.get();
+      linalg::gemm(test.m, test.n, test.k, 1.0f, operands, 0.0f, result.data(),
+                   ops.ldc);
+      ASSERT_EQ(0, std::memcmp(plain.data(), result.data(),
+                               plain.size() * sizeof(float)))
+          << linalg::gemmIsaName();
+    }
+  if (pairs == 0)
+    GTEST_SKIP() << "no two Eigen builds this CPU runs block K=700 apart";
+}
+
 /// The double products: Eigen's too, checked against long double sums.
 TEST_F(GemmTest, DoubleProductsEveryIsa) {
   for (linalg::GemmIsa isa : availableIsas()) {

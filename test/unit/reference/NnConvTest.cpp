@@ -133,6 +133,36 @@ TEST(ReferenceConv, DepthwiseDirectPathMatchesDefinition) {
   }
 }
 
+/// Constant weights are packed for the GEMM once, into the node's cache,
+/// and later runs multiply with what the cache holds: the same bits as
+/// packing them on every run.
+TEST(ReferenceConv, ConstantWeightsArePackedOnceIntoTheNodeCache) {
+  const std::vector<int64_t> xShape = {1, 8, 20, 20}, wShape = {16, 8, 3, 3};
+  auto tensor = [](const std::vector<int64_t> &shape, int seed) {
+    std::vector<double> values =
+        pattern(shape[0] * shape[1] * shape[2] * shape[3], seed);
+    return Value(make(DType::Float32, shape, values));
+  };
+  auto conv = [&](const Value &x, const Value &w, NodeCache *cache) {
+    SimpleKernelContext context("Conv", {x, w}, 1);
+    context.setInts("pads", {1, 1, 1, 1});
+    if (cache)
+      context.setConstantInputCache(1, cache);
+    Status status = context.run();
+    EXPECT_TRUE(status.ok()) << status.message();
+    return context.outputTensor(0).toVector<float>();
+  };
+  Value x1 = tensor(xShape, 1), x2 = tensor(xShape, 2);
+  Value w1 = tensor(wShape, 3), w2 = tensor(wShape, 4);
+  NodeCache cache;
+  EXPECT_EQ(conv(x1, w1, &cache), conv(x1, w1, nullptr));
+  EXPECT_EQ(conv(x2, w1, &cache), conv(x2, w1, nullptr));
+  // Given other weights (which a constant input never is), the kernel still
+  // multiplies with the packed first ones: the cache is what it reads.
+  EXPECT_EQ(conv(x2, w2, &cache), conv(x2, w1, nullptr));
+  EXPECT_NE(conv(x2, w2, nullptr), conv(x2, w1, nullptr));
+}
+
 TEST(ReferenceConv, SamePaddingPutsTheOddUnitWhereAsked) {
   // 1-D, kernel [1, 1]: total padding 1, at the end for SAME_UPPER and at
   // the start for SAME_LOWER.
