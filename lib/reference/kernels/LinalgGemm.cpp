@@ -378,11 +378,12 @@ private:
     int64_t panel = kernels.panelColumns;
     int64_t whole = columns / panel * panel;
     if (whole > 0)
-      (*ops.packB)(row, depth, column, whole, packed, panel);
+      (*ops.packB)(row, depth, column, whole, packed, panel, panel * depth);
     if (whole < columns) {
       int64_t rest = columns - whole;
       T *unfolded = scratch<T>(kUnfolded, depth * rest);
-      (*ops.packB)(row, depth, column + whole, rest, unfolded, rest);
+      (*ops.packB)(row, depth, column + whole, rest, unfolded, rest,
+                   rest * depth);
       kernels.packB(false, unfolded, rest, rest, depth, packed + whole * depth);
     }
   }
@@ -405,21 +406,52 @@ private:
                     out, ldc);
   }
 
+  /// All of op(B), depth block `block` at packedB + block * strideB, in
+  /// tasks small enough to keep every thread busy even when op(B) is
+  /// narrow (a Conv's last layers): slices of rows of the whole panels a
+  /// packer writes, and chunks of the other columns through Eigen's
+  /// packing.
+  void packAllOfB(T *packedB, int64_t strideB) {
+    struct Task {
+      int64_t block, begin, end;
+      bool rowsOfPanels;
+    };
+    constexpr int64_t kRowsPerTask = 32;
+    constexpr int64_t kColumnsPerTask = 4 * eigen::kPanelColumns;
+    int64_t panel = kernels.panelColumns;
+    int64_t whole = ops.packB ? n / panel * panel : 0;
+    std::vector<Task> tasks;
+    for (int64_t block = 0; block < depthBlocks; ++block) {
+      int64_t depth = depthOf(block);
+      for (int64_t row = 0; whole > 0 && row < depth; row += kRowsPerTask)
+        tasks.push_back(
+            {block, row, std::min(depth, row + kRowsPerTask), true});
+      for (int64_t column = whole; column < n; column += kColumnsPerTask)
+        tasks.push_back(
+            {block, column, std::min(n, column + kColumnsPerTask), false});
+    }
+    forBlocks(
+        parallel, static_cast<int64_t>(tasks.size()), 1,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t index = begin; index < end; ++index) {
+            const Task &task = tasks[index];
+            int64_t depth = depthOf(task.block);
+            T *packed = packedB + task.block * strideB;
+            if (task.rowsOfPanels)
+              (*ops.packB)(task.block * depthBlock + task.begin,
+                           task.end - task.begin, 0, whole,
+                           packed + task.begin * panel, panel, panel * depth);
+            else
+              packColumnsOfB(task.block, task.begin, task.end - task.begin,
+                             packed + task.begin * depth);
+          }
+        });
+  }
+
   void splitRows(int64_t rowsPerTile) {
     int64_t strideB = roundUp(depthBlock * n, 16);
     T *packedB = scratch<T>(kPackedB, strideB * depthBlocks);
-    // All of op(B), in tasks of a depth block by a chunk of columns.
-    constexpr int64_t kChunk = 8 * eigen::kPanelColumns;
-    int64_t chunks = (n + kChunk - 1) / kChunk;
-    forBlocks(
-        parallel, depthBlocks * chunks, 1, [&](int64_t begin, int64_t end) {
-          for (int64_t task = begin; task < end; ++task) {
-            int64_t block = task / chunks;
-            int64_t column = task % chunks * kChunk;
-            packColumnsOfB(block, column, std::min(kChunk, n - column),
-                           packedB + block * strideB + column * depthOf(block));
-          }
-        });
+    packAllOfB(packedB, strideB);
     forBlocks(parallel, m, rowsPerTile, [&](int64_t begin, int64_t end) {
       tile(begin, end - begin, 0, n,
            [&](int64_t block) { return packedB + block * strideB; });
@@ -471,7 +503,7 @@ void vectorProduct(int64_t m, int64_t n, int64_t k, T alpha,
     bool transB = ops.transB;
     if (ops.packB) {
       T *unfolded = scratch<T>(kUnfolded, k * columns);
-      (*ops.packB)(0, k, column, columns, unfolded, columns);
+      (*ops.packB)(0, k, column, columns, unfolded, columns, columns * k);
       b = unfolded;
       ldb = columns;
       transB = false;

@@ -44,15 +44,17 @@ template <typename T> struct GemmEpilogue {
 };
 
 /// Writes rows [row, row + rows) and columns [col, col + cols) of op(B) at
-/// `dst` in panels of `panel` columns: element (row + r, col + j) at
-/// dst[(j / panel) * panel * rows + r * panel + j % panel]. With `panel`
+/// `dst` in panels of `panel` columns, `panelStride` elements apart:
+/// element (row + r, col + j) at
+/// dst[(j / panel) * panelStride + r * panel + j % panel]. With `panel`
 /// equal to `cols` that is a plain row-major block; with the kernel's
 /// panel width it is the layout the kernel reads, so the GEMM packs
 /// nothing itself. A Conv writes its input unfolded (im2col) this way,
 /// one block at a time, just before the product that reads it.
 template <typename T>
-using PackBFn = std::function<void(int64_t row, int64_t rows, int64_t col,
-                                   int64_t cols, T *dst, int64_t panel)>;
+using PackBFn =
+    std::function<void(int64_t row, int64_t rows, int64_t col, int64_t cols,
+                       T *dst, int64_t panel, int64_t panelStride)>;
 
 /// op(A) packed once for the products of the Eigen build it was packed
 /// in, for an A that many products read: a Conv's constant weights, kept

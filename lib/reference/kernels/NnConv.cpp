@@ -74,14 +74,14 @@ public:
   /// input `in`, written as PackBFn says.
   template <typename T>
   void write(const T *in, int64_t row, int64_t rows, int64_t col, int64_t cols,
-             T *dst, int64_t panel) const {
+             T *dst, int64_t panel, int64_t panelStride) const {
     int64_t kernelSize = static_cast<int64_t>(taps.size());
     int64_t channel = row / kernelSize, tap = row % kernelSize;
     int64_t line = col / w.out[2];
     Line start{line, line / w.out[1], line % w.out[1]};
     for (int64_t r = 0; r < rows; ++r) {
       writeRow(in + channel * w.inSize(), taps[tap], start, col, col + cols,
-               RowDestination<T>{dst + r * panel, panel, panel * rows});
+               RowDestination<T>{dst + r * panel, panel, panelStride});
       if (++tap == kernelSize) {
         tap = 0;
         ++channel;
@@ -163,8 +163,8 @@ private:
 template <typename T>
 linalg::PackBFn<T> convInputPacker(const T *in, const Unfolding &unfolding) {
   return [in, &unfolding](int64_t row, int64_t rows, int64_t col, int64_t cols,
-                          T *dst, int64_t panel) {
-    unfolding.write(in, row, rows, col, cols, dst, panel);
+                          T *dst, int64_t panel, int64_t panelStride) {
+    unfolding.write(in, row, rows, col, cols, dst, panel, panelStride);
   };
 }
 

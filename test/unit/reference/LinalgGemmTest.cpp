@@ -347,12 +347,12 @@ TEST_F(GemmTest, PackerEqualsPlainMatrixBitForBit) {
       int64_t calls = 0;
       linalg::PackBFn<float> packer = [&](int64_t row, int64_t rows,
                                           int64_t col, int64_t cols, float *dst,
-                                          int64_t panel) {
+                                          int64_t panel, int64_t panelStride) {
         ++calls;
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t j = 0; j < cols; ++j) {
             int64_t p = row + r;
-            dst[j / panel * panel * rows + r * panel + j % panel] =
+            dst[j / panel * panelStride + r * panel + j % panel] =
                 test.transB ? ops.b[(col + j) * ops.ldb + p]
                             : ops.b[p * ops.ldb + col + j];
           }
