@@ -416,7 +416,9 @@ private:
       int64_t block, begin, end;
       bool rowsOfPanels;
     };
-    constexpr int64_t kRowsPerTask = 32;
+    // Enough rows that a Conv's packer builds its segments once per tap
+    // for several channels.
+    constexpr int64_t kRowsPerTask = 128;
     constexpr int64_t kColumnsPerTask = 4 * eigen::kPanelColumns;
     int64_t panel = kernels.panelColumns;
     int64_t whole = ops.packB ? n / panel * panel : 0;

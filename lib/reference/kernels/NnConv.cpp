@@ -20,40 +20,93 @@ using namespace mncc::reference::nn;
 
 namespace {
 
-/// Where an unfolded row goes: its column j (counted from the first one
-/// written) at data[(j / panel) * panelStride + j % panel], the GEMM's
-/// panels; a plain row when one panel holds every column.
-template <typename T> struct RowDestination {
-  T *data;
-  int64_t panel, panelStride;
+/// Part of a row of the im2col matrix: `count` elements at `dst` (from the
+/// row's start) copied from the input plane's element `src` on, `stride`
+/// apart, or zeros when src < 0.
+struct Segment {
+  int64_t dst, src, count;
 };
 
-/// Copies a segment of an input line. Segments are short (a line of a
-/// small image, or its part in one panel), and a call to memmove would
-/// cost more than the copy: fixed-size copies compile to vector moves.
-template <typename T> void copySegment(const T *src, T *dst, int64_t count) {
-  constexpr int64_t kBlock = 32 / sizeof(T);
+/// Copies `count` elements in blocks of VectorBytes, then halves of it:
+/// segments are short (a line of a small image, or its part in one
+/// panel), and a call to memmove would cost more than the copy, while
+/// fixed-size copies compile to vector moves.
+template <int VectorBytes, typename T>
+MNCC_ALWAYS_INLINE void copyShort(const T *src, T *dst, int64_t count) {
+  constexpr int64_t kBlock = VectorBytes / sizeof(T);
   int64_t i = 0;
   for (; i + kBlock <= count; i += kBlock)
-    std::memcpy(dst + i, src + i, 32);
-  if ((count - i) * sizeof(T) >= 16) {
-    std::memcpy(dst + i, src + i, 16);
-    i += 16 / sizeof(T);
+    std::memcpy(dst + i, src + i, VectorBytes);
+  if constexpr (VectorBytes > int(sizeof(T))) {
+    if (i < count)
+      copyShort<VectorBytes / 2>(src + i, dst + i, count - i);
   }
-  if ((count - i) * sizeof(T) >= 8) {
-    std::memcpy(dst + i, src + i, 8);
-    i += 8 / sizeof(T);
+}
+
+/// Writes one row's segments, the input plane of the row's channel at
+/// `plane`.
+template <int VectorBytes, typename T>
+MNCC_ALWAYS_INLINE void replaySegments(const Segment *segments, int64_t count,
+                                       const T *plane, int64_t stride, T *row) {
+  static const T zeros[VectorBytes / sizeof(T)] = {};
+  constexpr int64_t kZeros = VectorBytes / sizeof(T);
+  for (int64_t s = 0; s < count; ++s) {
+    const Segment &segment = segments[s];
+    T *out = row + segment.dst;
+    if (segment.src < 0) {
+      for (int64_t i = 0; i < segment.count; i += kZeros)
+        copyShort<VectorBytes>(zeros, out + i,
+                               std::min(kZeros, segment.count - i));
+    } else if (stride == 1) {
+      copyShort<VectorBytes>(plane + segment.src, out, segment.count);
+    } else if (stride == 2) { // a constant stride vectorizes
+      for (int64_t j = 0; j < segment.count; ++j)
+        out[j] = plane[segment.src + 2 * j];
+    } else {
+      for (int64_t j = 0; j < segment.count; ++j)
+        out[j] = plane[segment.src + j * stride];
+    }
   }
-  if (i < count)
-    dst[i] = src[i];
+}
+
+using ReplayFn = void (*)(const Segment *, int64_t, const float *, int64_t,
+                          float *);
+
+void replayPortable(const Segment *segments, int64_t count, const float *plane,
+                    int64_t stride, float *row) {
+  replaySegments<16>(segments, count, plane, stride, row);
+}
+
+#ifdef MNCC_KERNEL_COPIES_X86
+// The same copies with wider vectors.
+__attribute__((target("avx2"))) void replayAvx2(const Segment *segments,
+                                                int64_t count,
+                                                const float *plane,
+                                                int64_t stride, float *row) {
+  replaySegments<32>(segments, count, plane, stride, row);
+}
+__attribute__((target("avx512f"))) void
+replayAvx512(const Segment *segments, int64_t count, const float *plane,
+             int64_t stride, float *row) {
+  replaySegments<64>(segments, count, plane, stride, row);
+}
+#endif
+
+ReplayFn bestReplay() {
+#ifdef MNCC_KERNEL_COPIES_X86
+  return widestCopy(replayAvx512, replayAvx2, replayPortable);
+#else
+  return replayPortable;
+#endif
 }
 
 /// The im2col matrix of one group of channels of one image,
 /// ((channels * kernelSize) x outSize): row (c, kd, kh, kw) holds, for
 /// each output position, the input that tap reads, or 0 in the padding.
-/// What each tap reads is worked out once per Conv, and where a block of
-/// columns starts once per block: a 64-bit division per row or per line
-/// costs as much as copying a short line.
+/// Rows of the same tap read the same places of their channel's plane, so
+/// each block of columns works out once per tap which segments of the
+/// plane go where, and every channel replays that: per row, only copies
+/// and fills are left.
 class Unfolding {
 public:
   explicit Unfolding(const Window &w) : w(w) {
@@ -79,9 +132,30 @@ public:
     int64_t channel = row / kernelSize, tap = row % kernelSize;
     int64_t line = col / w.out[2];
     Line start{line, line / w.out[1], line % w.out[1]};
+    // The segments of each tap ([first, second) of `segments`), built
+    // when a row first needs them.
+    Scratch &scratch = threadScratch();
+    std::vector<Segment> &segments = scratch.segments;
+    std::vector<std::pair<int64_t, int64_t>> &programs = scratch.programs;
+    segments.clear();
+    programs.assign(kernelSize, {-1, -1});
     for (int64_t r = 0; r < rows; ++r) {
-      writeRow(in + channel * w.inSize(), taps[tap], start, col, col + cols,
-               RowDestination<T>{dst + r * panel, panel, panelStride});
+      auto &program = programs[tap];
+      if (program.first < 0) {
+        program.first = static_cast<int64_t>(segments.size());
+        addSegments(taps[tap], start, col, col + cols, panel, panelStride,
+                    segments);
+        program.second = static_cast<int64_t>(segments.size());
+      }
+      const T *plane = in + channel * w.inSize();
+      const Segment *first = segments.data() + program.first;
+      int64_t count = program.second - program.first;
+      if constexpr (std::is_same_v<T, float>) {
+        static const ReplayFn replay = bestReplay();
+        replay(first, count, plane, w.stride[2], dst + r * panel);
+      } else {
+        replaySegments<16>(first, count, plane, w.stride[2], dst + r * panel);
+      }
       if (++tap == kernelSize) {
         tap = 0;
         ++channel;
@@ -100,12 +174,44 @@ private:
     int64_t index, od, oh;
   };
 
-  template <typename T>
-  void writeRow(const T *plane, const Tap &tap, Line line, int64_t colBegin,
-                int64_t colEnd, RowDestination<T> dst) const {
+  /// Per-thread buffers of write(), reached once per call: a
+  /// thread_local in a shared library costs a call to reach.
+  struct Scratch {
+    std::vector<Segment> segments;
+    std::vector<std::pair<int64_t, int64_t>> programs;
+  };
+  static Scratch &threadScratch() {
+    thread_local Scratch scratch;
+    return scratch;
+  }
+
+  /// Appends the segments of one tap's row over columns [colBegin, colEnd)
+  /// (output lines from `line` on), in panels of `panel` columns
+  /// `panelStride` apart: the pieces of each line that lie in one panel,
+  /// each a fill, a copy and a fill.
+  void addSegments(const Tap &tap, Line line, int64_t colBegin, int64_t colEnd,
+                   int64_t panel, int64_t panelStride,
+                   std::vector<Segment> &out) const {
+    auto add = [&](int64_t dst, int64_t src, int64_t count) {
+      if (count <= 0)
+        return;
+      if (!out.empty()) {
+        // Zeros that continue zeros merge; so do copies that continue
+        // copies in the plane and in the row.
+        Segment &last = out.back();
+        bool continues = last.dst + last.count == dst &&
+                         ((src < 0 && last.src < 0) ||
+                          (src >= 0 && last.src >= 0 && w.stride[2] == 1 &&
+                           last.src + last.count == src));
+        if (continues) {
+          last.count += count;
+          return;
+        }
+      }
+      out.push_back({dst, src, count});
+    };
     int64_t width = w.out[2];
-    T *panelStart = dst.data;
-    int64_t inPanel = 0;
+    int64_t panelStart = 0, inPanel = 0;
     for (int64_t col = colBegin; col < colEnd; ++line.index) {
       int64_t first = col - line.index * width;
       int64_t last = std::min(width, first + colEnd - col);
@@ -117,36 +223,26 @@ private:
         ++line.od;
       }
       bool padding = id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1];
-      const T *src =
-          padding ? nullptr : plane + (id * w.in[1] + ih) * w.in[2] + tap.offW;
-      // The line's columns [first, last), in pieces that each lie in one
-      // panel.
+      // The plane element output column ow reads is lineSrc + ow * stride.
+      int64_t lineSrc = (id * w.in[1] + ih) * w.in[2] + tap.offW;
       for (int64_t begin = first; begin < last;) {
-        int64_t end = std::min(last, begin + dst.panel - inPanel);
-        // out[ow] is this line's output column ow.
-        T *out = panelStart + inPanel - begin;
+        int64_t end = std::min(last, begin + panel - inPanel);
+        // Output column ow goes to base + ow.
+        int64_t base = panelStart + inPanel - begin;
         inPanel += end - begin;
-        if (inPanel == dst.panel) {
+        if (inPanel == panel) {
           inPanel = 0;
-          panelStart += dst.panelStride;
+          panelStart += panelStride;
         }
-        if (!src) {
-          std::fill(out + begin, out + end, T(0));
-          begin = end;
-          continue;
+        if (padding) {
+          add(base + begin, -1, end - begin);
+        } else {
+          int64_t lo = std::clamp(tap.wLo, begin, end);
+          int64_t hi = std::clamp(tap.wHi, lo, end);
+          add(base + begin, -1, lo - begin);
+          add(base + lo, lineSrc + lo * w.stride[2], hi - lo);
+          add(base + hi, -1, end - hi);
         }
-        int64_t lo = std::clamp(tap.wLo, begin, end);
-        int64_t hi = std::clamp(tap.wHi, lo, end);
-        std::fill(out + begin, out + lo, T(0));
-        if (w.stride[2] == 1)
-          copySegment(src + lo, out + lo, hi - lo);
-        else if (w.stride[2] == 2) // a constant stride vectorizes
-          for (int64_t ow = lo; ow < hi; ++ow)
-            out[ow] = src[2 * ow];
-        else
-          for (int64_t ow = lo; ow < hi; ++ow)
-            out[ow] = src[ow * w.stride[2]];
-        std::fill(out + hi, out + end, T(0));
         begin = end;
       }
     }
@@ -323,8 +419,7 @@ void depthwisePlanePortable(const float *in, const float *kernel, float bias,
   depthwisePlane(in, kernel, bias, w, clamp, scratch, out);
 }
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define MNCC_DEPTHWISE_X86 1
+#ifdef MNCC_KERNEL_COPIES_X86
 // The same code compiled for wider vectors; -ffp-contract=off keeps the
 // multiplies and adds apart, so the bits match the portable build.
 __attribute__((target("avx2"))) void
@@ -342,13 +437,12 @@ depthwisePlaneAvx512(const float *in, const float *kernel, float bias,
 #endif
 
 DepthwisePlaneFn bestDepthwisePlane() {
-#ifdef MNCC_DEPTHWISE_X86
-  if (__builtin_cpu_supports("avx512f"))
-    return depthwisePlaneAvx512;
-  if (__builtin_cpu_supports("avx2"))
-    return depthwisePlaneAvx2;
-#endif
+#ifdef MNCC_KERNEL_COPIES_X86
+  return widestCopy(depthwisePlaneAvx512, depthwisePlaneAvx2,
+                    depthwisePlanePortable);
+#else
   return depthwisePlanePortable;
+#endif
 }
 
 /// Depthwise convolution (one input and one output channel per group),

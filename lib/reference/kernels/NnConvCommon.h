@@ -31,6 +31,27 @@
 
 namespace mncc::reference::nn {
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/// Kernels with target("avx2") and target("avx512f") copies of their
+/// inner loops build them here.
+#define MNCC_KERNEL_COPIES_X86 1
+#endif
+
+/// The copy of a kernel for the widest instruction set this CPU runs, out
+/// of one for AVX-512, one for AVX2 and a portable one.
+template <typename Fn> Fn widestCopy(Fn avx512, Fn avx2, Fn portable) {
+#ifdef MNCC_KERNEL_COPIES_X86
+  if (__builtin_cpu_supports("avx512f"))
+    return avx512;
+  if (__builtin_cpu_supports("avx2"))
+    return avx2;
+#else
+  (void)avx512;
+  (void)avx2;
+#endif
+  return portable;
+}
+
 /// A window geometry over 3 spatial dimensions (D, H, W).
 struct Window {
   int64_t spatialRank = 0; // as given: 1, 2 or 3
