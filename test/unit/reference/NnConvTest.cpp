@@ -104,6 +104,16 @@ TEST(ReferenceConv, MatchesDefinitionWithGroupsDilationsStridesPads) {
       {{2, 5, 4, 3}, {7, 5, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},
       // Large enough for the GEMM to split over threads.
       {{1, 64, 12, 12}, {160, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      // The unfolded input written into the GEMM's panels: output lines
+      // that straddle panels, a partial last panel, strides 2 and 3,
+      // dilations, several depth blocks, split along the output's
+      // channels (more channels than positions) and along its positions.
+      {{1, 16, 23, 29}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      {{1, 8, 40, 37}, {12, 8, 3, 3}, 1, {3, 2}, {2, 1}, {2, 1, 0, 3}, false},
+      {{1, 8, 31, 45}, {20, 8, 5, 3}, 1, {2, 2}, {1, 1}, {2, 1, 2, 1}, true},
+      {{1, 32, 9, 13}, {200, 32, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      {{1, 80, 10, 11}, {64, 80, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},
+      {{1, 96, 7, 9}, {128, 96, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, false},
   };
   for (const ConvCase &c : cases) {
     checkAgainstDirect(c, DType::Float32, 1e-4);
