@@ -346,77 +346,93 @@ MNCC_ALWAYS_INLINE void sumTaps(const T *const *rows, const T *weights,
   }
 }
 
-/// Scratch of one depthwise worker: the padded plane and, for the flat
-/// loop, its output with the padding columns still in.
+/// What every plane of a depthwise Conv shares, worked out once per Conv:
+/// a network has thousands of small planes, and allocating per plane cost
+/// more than some planes' sums.
+struct DepthwisePlan {
+  explicit DepthwisePlan(const Window &w)
+      : shape(w), columnOffset(shape.columnOffsets(w)) {
+    // With stride 1, tap (kd, kh, kw) reads the flat padded plane this far
+    // from the output's own position.
+    for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
+      for (int64_t kh = 0; kh < w.kernel[1]; ++kh)
+        for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
+          flatTapOffset.push_back(
+              (kd * w.dilation[0] * shape.extent[1] + kh * w.dilation[1]) *
+                  shape.rowLength +
+              kw * w.dilation[2]);
+  }
+  PaddedPlane shape;
+  std::vector<int64_t> columnOffset, flatTapOffset;
+};
+
+/// Scratch of one depthwise worker: the padded plane, the taps' rows and,
+/// for the flat loop, its output with the padding columns still in.
 template <typename T> struct DepthwiseScratch {
   std::vector<T> padded, flatOut;
+  std::vector<const T *> rows;
 };
 
 /// One channel of a depthwise convolution into `out`.
-template <typename T>
-MNCC_ALWAYS_INLINE void depthwisePlane(const T *in, const T *kernel, T bias,
-                                       const Window &w,
-                                       const FusedActivation *clamp,
-                                       DepthwiseScratch<T> &scratch, T *out) {
+template <int VectorBytes, typename T>
+MNCC_ALWAYS_INLINE void
+depthwisePlane(const T *in, const T *kernel, T bias, const Window &w,
+               const DepthwisePlan &plan, const FusedActivation *clamp,
+               DepthwiseScratch<T> &scratch, T *out) {
   // The fused activation's bounds, or none.
   T lo = clamp ? T(clamp->lo) : -std::numeric_limits<T>::infinity();
   T hi = clamp ? T(clamp->hi) : std::numeric_limits<T>::infinity();
-  PaddedPlane shape(w);
+  const PaddedPlane &shape = plan.shape;
   scratch.padded.resize(shape.size());
   T *padded = scratch.padded.data();
   padPlane(in, w, shape, T(0), padded);
   int64_t taps = w.kernelSize();
   bool threeByThree = taps == 9 && w.kernel[2] == 3;
-  std::vector<const T *> rows(taps);
+  scratch.rows.resize(taps);
+  const T **rows = scratch.rows.data();
   if (shape.flat) {
     // All strides 1: one loop over the whole plane, so small planes (7 x 7,
     // 14 x 14) still fill whole vectors. It also computes the columns
     // between out[2] and the padded row length, which are dropped.
-    int64_t t = 0;
-    for (int64_t kd = 0; kd < w.kernel[0]; ++kd)
-      for (int64_t kh = 0; kh < w.kernel[1]; ++kh)
-        for (int64_t kw = 0; kw < w.kernel[2]; ++kw)
-          rows[t++] =
-              padded +
-              (kd * w.dilation[0] * shape.extent[1] + kh * w.dilation[1]) *
-                  shape.rowLength +
-              kw * w.dilation[2];
+    for (int64_t t = 0; t < taps; ++t)
+      rows[t] = padded + plan.flatTapOffset[t];
     int64_t count = shape.flatCount(w);
     scratch.flatOut.resize(count);
     T *flatOut = scratch.flatOut.data();
     if (threeByThree)
-      sumTaps<9>(rows.data(), kernel, taps, bias, lo, hi, count, flatOut);
+      sumTaps<9>(rows, kernel, taps, bias, lo, hi, count, flatOut);
     else
-      sumTaps<0>(rows.data(), kernel, taps, bias, lo, hi, count, flatOut);
+      sumTaps<0>(rows, kernel, taps, bias, lo, hi, count, flatOut);
     for (int64_t od = 0; od < w.out[0]; ++od)
       for (int64_t oh = 0; oh < w.out[1]; ++oh) {
         T *dst = out + (od * w.out[1] + oh) * w.out[2];
         const T *src = flatOut + (od * shape.extent[1] + oh) * shape.rowLength;
-        std::copy(src, src + w.out[2], dst);
+        copyShort<VectorBytes>(src, dst, w.out[2]);
       }
     return;
   }
   // Strided: one output row at a time, each tap from its phase.
-  std::vector<int64_t> columnOffset = shape.columnOffsets(w);
   for (int64_t od = 0; od < w.out[0]; ++od)
     for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-      shape.tapRows<T>(padded, w, columnOffset.data(), od, oh, rows.data());
+      shape.tapRows<T>(padded, w, plan.columnOffset.data(), od, oh, rows);
       T *dst = out + (od * w.out[1] + oh) * w.out[2];
       if (threeByThree)
-        sumTaps<9>(rows.data(), kernel, taps, bias, lo, hi, w.out[2], dst);
+        sumTaps<9>(rows, kernel, taps, bias, lo, hi, w.out[2], dst);
       else
-        sumTaps<0>(rows.data(), kernel, taps, bias, lo, hi, w.out[2], dst);
+        sumTaps<0>(rows, kernel, taps, bias, lo, hi, w.out[2], dst);
     }
 }
 
 using DepthwisePlaneFn = void (*)(const float *, const float *, float,
-                                  const Window &, const FusedActivation *,
+                                  const Window &, const DepthwisePlan &,
+                                  const FusedActivation *,
                                   DepthwiseScratch<float> &, float *);
 
 void depthwisePlanePortable(const float *in, const float *kernel, float bias,
-                            const Window &w, const FusedActivation *clamp,
+                            const Window &w, const DepthwisePlan &plan,
+                            const FusedActivation *clamp,
                             DepthwiseScratch<float> &scratch, float *out) {
-  depthwisePlane(in, kernel, bias, w, clamp, scratch, out);
+  depthwisePlane<16>(in, kernel, bias, w, plan, clamp, scratch, out);
 }
 
 #ifdef MNCC_KERNEL_COPIES_X86
@@ -424,15 +440,17 @@ void depthwisePlanePortable(const float *in, const float *kernel, float bias,
 // multiplies and adds apart, so the bits match the portable build.
 __attribute__((target("avx2"))) void
 depthwisePlaneAvx2(const float *in, const float *kernel, float bias,
-                   const Window &w, const FusedActivation *clamp,
+                   const Window &w, const DepthwisePlan &plan,
+                   const FusedActivation *clamp,
                    DepthwiseScratch<float> &scratch, float *out) {
-  depthwisePlane(in, kernel, bias, w, clamp, scratch, out);
+  depthwisePlane<32>(in, kernel, bias, w, plan, clamp, scratch, out);
 }
 __attribute__((target("avx512f"))) void
 depthwisePlaneAvx512(const float *in, const float *kernel, float bias,
-                     const Window &w, const FusedActivation *clamp,
+                     const Window &w, const DepthwisePlan &plan,
+                     const FusedActivation *clamp,
                      DepthwiseScratch<float> &scratch, float *out) {
-  depthwisePlane(in, kernel, bias, w, clamp, scratch, out);
+  depthwisePlane<64>(in, kernel, bias, w, plan, clamp, scratch, out);
 }
 #endif
 
@@ -457,6 +475,7 @@ void depthwiseConv(const T *xData, const T *wData, const T *bData,
   // About 16K outputs per chunk: enough work to amortize the dispatch.
   int64_t grain =
       std::max<int64_t>(1, 16384 / std::max<int64_t>(1, w.outSize()));
+  DepthwisePlan plan(w);
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
     DepthwiseScratch<T> scratch;
     for (int64_t plane = begin; plane < end; ++plane) {
@@ -466,9 +485,10 @@ void depthwiseConv(const T *xData, const T *wData, const T *bData,
       T bias = bData ? bData[c] : T(0);
       if constexpr (std::is_same_v<T, float>) {
         static const DepthwisePlaneFn run = bestDepthwisePlane();
-        run(in, wData + c * kSize, bias, w, clamp, scratch, out);
+        run(in, wData + c * kSize, bias, w, plan, clamp, scratch, out);
       } else {
-        depthwisePlane(in, wData + c * kSize, bias, w, clamp, scratch, out);
+        depthwisePlane<16>(in, wData + c * kSize, bias, w, plan, clamp, scratch,
+                           out);
       }
     }
   });

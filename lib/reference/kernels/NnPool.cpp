@@ -156,7 +156,7 @@ template <typename T> MNCC_ALWAYS_INLINE T maxWithNaN(T best, T value) {
 /// registers in one pass.
 template <int FixedTaps, typename T, typename Combine>
 MNCC_ALWAYS_INLINE void combineTaps(const T *const *rows, int64_t taps, T init,
-                        int64_t width, Combine combine, T *out) {
+                                    int64_t width, Combine combine, T *out) {
   if constexpr (FixedTaps > 0) {
     const T *src[FixedTaps];
     for (int t = 0; t < FixedTaps; ++t)
@@ -185,22 +185,21 @@ MNCC_ALWAYS_INLINE void combineTaps(const T *const *rows, int64_t taps, T init,
 /// pass does for both; scanning the input for NaN first cost a whole
 /// extra read of it.
 template <typename T, typename RowFn>
-MNCC_ALWAYS_INLINE void maxPoolPlane(const T *in, const Window &w,
-                                     const PaddedPlane &shape,
-                                     const int64_t *columnOffset, T lowest,
-                                     T *padded, T *out, RowFn maxRow) {
+MNCC_ALWAYS_INLINE void
+maxPoolPlane(const T *in, const Window &w, const PaddedPlane &shape,
+             const int64_t *columnOffset, T lowest, T *padded, const T **rows,
+             T *out, RowFn maxRow) {
   padPlane(in, w, shape, lowest, padded);
   int64_t taps = w.kernelSize();
-  std::vector<const T *> rows(taps);
   auto combine = [](T best, T value) { return maxWithNaN(best, value); };
   for (int64_t od = 0; od < w.out[0]; ++od)
     for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-      shape.tapRows<T>(padded, w, columnOffset, od, oh, rows.data());
+      shape.tapRows<T>(padded, w, columnOffset, od, oh, rows);
       T *row = out + (od * w.out[1] + oh) * w.out[2];
       if (taps == 9 && w.kernel[2] == 3)
-        maxRow(rows.data(), lowest, w.out[2], row);
+        maxRow(rows, lowest, w.out[2], row);
       else
-        combineTaps<0>(rows.data(), taps, lowest, w.out[2], combine, row);
+        combineTaps<0>(rows, taps, lowest, w.out[2], combine, row);
     }
 }
 
@@ -213,14 +212,18 @@ template <typename T> struct MaxRow9 {
   }
 };
 
+/// One plane: its input, window and padded shape, the columns' offsets,
+/// the padding value, then the worker's padded plane and taps' rows.
 using MaxPoolPlaneFn = void (*)(const float *, const Window &,
                                 const PaddedPlane &, const int64_t *, float,
-                                float *, float *);
+                                float *, const float **, float *);
 
 void maxPoolPlanePortable(const float *in, const Window &w,
                           const PaddedPlane &shape, const int64_t *offsets,
-                          float lowest, float *padded, float *out) {
-  maxPoolPlane(in, w, shape, offsets, lowest, padded, out, MaxRow9<float>());
+                          float lowest, float *padded, const float **rows,
+                          float *out) {
+  maxPoolPlane(in, w, shape, offsets, lowest, padded, rows, out,
+               MaxRow9<float>());
 }
 
 #ifdef MNCC_MAXPOOL_AVX512
@@ -229,13 +232,11 @@ void maxPoolPlanePortable(const float *in, const Window &w,
 /// scalar): take the tap where it is greater (ordered) or NaN, exactly
 /// maxWithNaN's rule, so the bits match the portable build.
 __attribute__((target("avx512f"))) void
-maxRow9Avx512(const float *const *rows, float init, int64_t width,
-              float *out) {
+maxRow9Avx512(const float *const *rows, float init, int64_t width, float *out) {
   const __m512 start = _mm512_set1_ps(init);
   for (int64_t ow = 0; ow < width; ow += 16) {
-    __mmask16 lanes =
-        width - ow >= 16 ? __mmask16(0xffff)
-                         : __mmask16((1u << (width - ow)) - 1);
+    __mmask16 lanes = width - ow >= 16 ? __mmask16(0xffff)
+                                       : __mmask16((1u << (width - ow)) - 1);
     __m512 best = start;
     for (int t = 0; t < 9; ++t) {
       __m512 value = _mm512_maskz_loadu_ps(lanes, rows[t] + ow);
@@ -250,8 +251,8 @@ maxRow9Avx512(const float *const *rows, float init, int64_t width,
 __attribute__((target("avx512f"))) void
 maxPoolPlaneAvx512(const float *in, const Window &w, const PaddedPlane &shape,
                    const int64_t *offsets, float lowest, float *padded,
-                   float *out) {
-  maxPoolPlane(in, w, shape, offsets, lowest, padded, out,
+                   const float **rows, float *out) {
+  maxPoolPlane(in, w, shape, offsets, lowest, padded, rows, out,
                [](const float *const *rows, float init, int64_t width,
                   float *row) { maxRow9Avx512(rows, init, width, row); });
 }
@@ -266,6 +267,7 @@ void paddedMaxPool(const Window &w, int64_t planes, const T *in, T *out,
   int64_t grain = std::max<int64_t>(1, 16384 / work);
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
     std::vector<T> padded(shape.size());
+    std::vector<const T *> rows(w.kernelSize());
     for (int64_t plane = begin; plane < end; ++plane) {
       const T *source = in + plane * w.inSize();
       T *target = out + plane * w.outSize();
@@ -278,10 +280,10 @@ void paddedMaxPool(const Window &w, int64_t planes, const T *in, T *out,
           return maxPoolPlanePortable;
         }();
         run(source, w, shape, columnOffset.data(), lowest, padded.data(),
-            target);
+            rows.data(), target);
       } else {
         maxPoolPlane(source, w, shape, columnOffset.data(), lowest,
-                     padded.data(), target, MaxRow9<T>());
+                     padded.data(), rows.data(), target, MaxRow9<T>());
       }
     }
   });
