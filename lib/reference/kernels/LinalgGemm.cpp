@@ -196,6 +196,19 @@ void linalg::parallelFor(int64_t count, int64_t grain,
   poolBusy.store(false);
 }
 
+int64_t linalg::balancedGrain(int64_t count, int64_t work) {
+  constexpr int64_t kMinChunkWork = 16384;
+  int64_t threads = numThreads();
+  int64_t minGrain =
+      std::max<int64_t>(1, kMinChunkWork / std::max<int64_t>(1, work));
+  int64_t chunks =
+      std::min<int64_t>(4 * threads, (count + minGrain - 1) / minGrain);
+  if (chunks > threads)
+    chunks = chunks / threads * threads;
+  chunks = std::max<int64_t>(chunks, 1);
+  return std::max<int64_t>(1, (count + chunks - 1) / chunks);
+}
+
 namespace {
 
 std::atomic<int> forcedIsa{static_cast<int>(linalg::GemmIsa::Auto)};

@@ -33,6 +33,14 @@ void forceNumThreads(int threads);
 void parallelFor(int64_t count, int64_t grain,
                  const std::function<void(int64_t, int64_t)> &fn);
 
+/// A grain for parallelFor over `count` independent items of about
+/// `work` units each: chunks of at least 16K units, to pay for the
+/// dispatch, and, when there is that much work, a multiple of the thread
+/// count, up to four chunks a thread, so that the threads finish
+/// together. The chunks depend on the thread count: only for loops whose
+/// items do not depend on how they are grouped.
+int64_t balancedGrain(int64_t count, int64_t work);
+
 /// What a Conv adds to its GEMM. rowBias: each row of C starts from its
 /// bias (added to beta * C), and the product is summed onto it, so the
 /// bias costs no pass of its own. clamp: FusedActivation's rule on each

@@ -472,9 +472,7 @@ void depthwiseConv(const T *xData, const T *wData, const T *bData,
                    int64_t planes, int64_t channels, const Window &w,
                    const FusedActivation *clamp, T *outData) {
   int64_t kSize = w.kernelSize();
-  // About 16K outputs per chunk: enough work to amortize the dispatch.
-  int64_t grain =
-      std::max<int64_t>(1, 16384 / std::max<int64_t>(1, w.outSize()));
+  int64_t grain = linalg::balancedGrain(planes, w.outSize());
   DepthwisePlan plan(w);
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
     DepthwiseScratch<T> scratch;

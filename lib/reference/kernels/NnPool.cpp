@@ -63,8 +63,7 @@ struct Taps {
 template <typename Visit>
 void forEachWindow(const Window &w, int64_t planes, Visit &&visit) {
   Taps taps(w);
-  int64_t work = std::max<int64_t>(1, w.outSize() * w.kernelSize());
-  int64_t grain = std::max<int64_t>(1, 16384 / work);
+  int64_t grain = linalg::balancedGrain(planes, w.outSize() * w.kernelSize());
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
       int64_t outIndex = 0;
@@ -105,8 +104,7 @@ void rowPool(const Window &w, int64_t planes, const T *in, T *out, T init,
     offset[k] = k * w.dilation[2] - w.padBegin[2];
     validRange(w.out[2], w.stride[2], offset[k], w.in[2], lo[k], hi[k]);
   }
-  int64_t work = std::max<int64_t>(1, w.outSize() * w.kernelSize());
-  int64_t grain = std::max<int64_t>(1, 16384 / work);
+  int64_t grain = linalg::balancedGrain(planes, w.outSize() * w.kernelSize());
   int64_t stride = w.stride[2];
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t plane = begin; plane < end; ++plane) {
@@ -263,8 +261,7 @@ void paddedMaxPool(const Window &w, int64_t planes, const T *in, T *out,
                    T lowest) {
   PaddedPlane shape(w);
   std::vector<int64_t> columnOffset = shape.columnOffsets(w);
-  int64_t work = std::max<int64_t>(1, w.outSize() * w.kernelSize());
-  int64_t grain = std::max<int64_t>(1, 16384 / work);
+  int64_t grain = linalg::balancedGrain(planes, w.outSize() * w.kernelSize());
   linalg::parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
     std::vector<T> padded(shape.size());
     std::vector<const T *> rows(w.kernelSize());
