@@ -30,6 +30,14 @@ namespace {
 
 struct Graph;
 
+/// Where a step's output goes inside a later Concat's output.
+struct Placement {
+  int concatSlot;
+  size_t byteOffset;
+  reference::DType dtype;
+  std::vector<int64_t> shape, concatShape;
+};
+
 /// One node, ready to run: its kernel, where its inputs and outputs live in
 /// the slot table, and its attributes in kernel form.
 struct Step {
@@ -50,6 +58,10 @@ struct Step {
   std::string profileName;
   /// Which inputs are initializers.
   std::vector<bool> initializerInputs;
+  /// Per output, its place inside a later Concat's output, if planned.
+  std::vector<std::optional<Placement>> placements;
+  /// A Concat some of whose inputs are written in place.
+  bool concatInPlace = false;
   /// What the kernel keeps across runs (a pointer: a mutex does not move).
   std::unique_ptr<reference::NodeCache> cache =
       std::make_unique<reference::NodeCache>();
@@ -96,6 +108,30 @@ public:
   void setOutput(size_t index, reference::Value value) override {
     if (wantsOutput(index))
       slots[step.outputSlots[index]] = std::move(value);
+  }
+  reference::Tensor allocateOutput(size_t index, reference::DType dtype,
+                                   std::vector<int64_t> shape) override {
+    if (index < step.placements.size() && step.placements[index]) {
+      const Placement &place = *step.placements[index];
+      if (dtype == place.dtype && shape == place.shape) {
+        // The first producer to run creates the Concat's output.
+        reference::Value &whole = slots[place.concatSlot];
+        if (!whole.isTensor() || whole.tensor.dtype() != dtype ||
+            whole.tensor.shape() != place.concatShape)
+          whole = reference::Value(
+              reference::Tensor::uninitialized(dtype, place.concatShape));
+        if (std::optional<reference::Tensor> part = reference::Tensor::view(
+                whole.tensor, place.byteOffset, dtype, shape))
+          return *part;
+      }
+    }
+    if (step.concatInPlace && index == 0) {
+      const reference::Value &whole = slots[step.outputSlots[0]];
+      if (whole.isTensor() && whole.tensor.dtype() == dtype &&
+          whole.tensor.shape() == shape)
+        return whole.tensor;
+    }
+    return reference::Tensor::uninitialized(dtype, std::move(shape));
   }
   const KernelAttribute *attribute(std::string_view name) const override {
     auto found = step.attributes.find(name);
@@ -157,6 +193,9 @@ private:
                                               mlir::Attribute value);
   LogicalResult prepareGradient(Operation *op, Step &step);
   void planFusion(Block &block);
+  void planConcatInPlace(Block &block, Graph &graph,
+                         const llvm::DenseMap<Operation *, size_t> &stepOf);
+  Operation *inPlaceProducer(Value value, Block &block) const;
 
   OnnxProgram::Impl &program;
   const PrepareOptions &options;
@@ -269,6 +308,82 @@ void Preparer::planFusion(Block &block) {
     if (std::optional<reference::FusedActivation> clamp = activationOf(user)) {
       fusedInto[&op] = *clamp;
       passThrough.insert(user);
+    }
+  }
+}
+
+/// The op that would write `value` in place: a Conv whose result reaches
+/// `value` only through activations fused into it, each value on the way
+/// used once; else nullptr.
+Operation *Preparer::inPlaceProducer(Value value, Block &block) const {
+  for (;;) {
+    Operation *producer = value.getDefiningOp();
+    if (!value.hasOneUse() || !producer || producer->getBlock() != &block)
+      return nullptr;
+    if (!passThrough.contains(producer))
+      return producer->getName().getStringRef() == "onnx.Conv" &&
+                     producer->getNumResults() == 1
+                 ? producer
+                 : nullptr;
+    value = producer->getOperand(0);
+  }
+}
+
+/// Finds Concats of the top-level graph whose inputs each fill one
+/// contiguous block of the output (every dimension before the axis is 1,
+/// shapes static) and plans the Convs that produce them to write there:
+/// the Concat then has nothing to copy. Runs keep their own slots, so the
+/// place is fresh on every run; a subgraph's Concat may run many times
+/// over the same slots and is left alone.
+void Preparer::planConcatInPlace(
+    Block &block, Graph &graph,
+    const llvm::DenseMap<Operation *, size_t> &stepOf) {
+  if (!options.concatInPlace)
+    return;
+  for (Operation &op : block) {
+    auto concat = stepOf.find(&op);
+    if (op.getName().getStringRef() != "onnx.Concat" ||
+        op.getNumResults() != 1 || concat == stepOf.end())
+      continue;
+    auto type = llvm::dyn_cast<RankedTensorType>(op.getResult(0).getType());
+    auto axisAttribute = op.getAttrOfType<IntegerAttr>("axis");
+    if (!type || !type.hasStaticShape() || !axisAttribute)
+      continue;
+    reference::DType dtype = elementTypeOf(type);
+    if (dtype == reference::DType::Undefined ||
+        dtype == reference::DType::String)
+      continue;
+    int64_t rank = type.getRank(), axis = axisAttribute.getInt();
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank ||
+        llvm::any_of(type.getShape().take_front(axis),
+                     [](int64_t dim) { return dim != 1; }))
+      continue;
+    std::vector<int64_t> concatShape(type.getShape().begin(),
+                                     type.getShape().end());
+    size_t offset = 0;
+    for (Value operand : op.getOperands()) {
+      auto operandType = llvm::dyn_cast<RankedTensorType>(operand.getType());
+      if (!operandType || !operandType.hasStaticShape() ||
+          elementTypeOf(operandType) != dtype)
+        break; // the later inputs' places are unknown
+      if (Operation *producer = inPlaceProducer(operand, block)) {
+        auto producerStep = stepOf.find(producer);
+        if (producerStep != stepOf.end()) {
+          Step &step = graph.steps[producerStep->second];
+          step.placements.resize(step.outputSlots.size());
+          step.placements[0] =
+              Placement{slotOf(op.getResult(0)), offset, dtype,
+                        std::vector<int64_t>(operandType.getShape().begin(),
+                                             operandType.getShape().end()),
+                        concatShape};
+          Step &concatStep = graph.steps[concat->second];
+          concatStep.concatInPlace = true;
+          concatStep.profileName = "Concat (in place)";
+        }
+      }
+      offset += operandType.getNumElements() * reference::dtypeSize(dtype);
     }
   }
 }
@@ -681,18 +796,25 @@ LogicalResult Preparer::prepareGradient(Operation *op, Step &step) {
 FailureOr<Graph *> Preparer::prepareBlock(Block &block) {
   program.graphs.push_back(std::make_unique<Graph>());
   Graph *graph = program.graphs.back().get();
+  bool topLevel = program.graphs.size() == 1;
   for (BlockArgument argument : block.getArguments())
     graph->argumentSlots.push_back(slotOf(argument));
   planFusion(block);
+  llvm::DenseMap<Operation *, size_t> stepOf;
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>()) {
       for (Value operand : op.getOperands())
         graph->resultSlots.push_back(slotOf(operand));
       continue;
     }
+    size_t steps = graph->steps.size();
     if (mlir::failed(prepareOp(&op, *graph)))
       return failure();
+    if (graph->steps.size() == steps + 1)
+      stepOf[&op] = steps;
   }
+  if (topLevel)
+    planConcatInPlace(block, *graph, stepOf);
   // Liveness: a value defined in this block is released after the last
   // step of this block that uses it (a use inside a subgraph counts as a
   // use by the step that holds it). Results and initializers are kept.

@@ -36,23 +36,40 @@ size_t mncc::reference::dtypeSize(DType dtype) {
 
 const char *mncc::reference::dtypeName(DType dtype) {
   switch (dtype) {
-  case DType::Float32: return "float";
-  case DType::UInt8: return "uint8";
-  case DType::Int8: return "int8";
-  case DType::UInt16: return "uint16";
-  case DType::Int16: return "int16";
-  case DType::Int32: return "int32";
-  case DType::Int64: return "int64";
-  case DType::String: return "string";
-  case DType::Bool: return "bool";
-  case DType::Float16: return "float16";
-  case DType::Float64: return "double";
-  case DType::UInt32: return "uint32";
-  case DType::UInt64: return "uint64";
-  case DType::Complex64: return "complex64";
-  case DType::Complex128: return "complex128";
-  case DType::BFloat16: return "bfloat16";
-  default: return "undefined";
+  case DType::Float32:
+    return "float";
+  case DType::UInt8:
+    return "uint8";
+  case DType::Int8:
+    return "int8";
+  case DType::UInt16:
+    return "uint16";
+  case DType::Int16:
+    return "int16";
+  case DType::Int32:
+    return "int32";
+  case DType::Int64:
+    return "int64";
+  case DType::String:
+    return "string";
+  case DType::Bool:
+    return "bool";
+  case DType::Float16:
+    return "float16";
+  case DType::Float64:
+    return "double";
+  case DType::UInt32:
+    return "uint32";
+  case DType::UInt64:
+    return "uint64";
+  case DType::Complex64:
+    return "complex64";
+  case DType::Complex128:
+    return "complex128";
+  case DType::BFloat16:
+    return "bfloat16";
+  default:
+    return "undefined";
   }
 }
 
@@ -84,7 +101,7 @@ Float16::Float16(float value) {
     bits = sign | 0x7c00;
     return;
   }
-  if (magnitude < 0x38800000) { // subnormal or zero in half
+  if (magnitude < 0x38800000) {                    // subnormal or zero in half
     float scaled = std::fabs(value) * 16777216.0f; // 2^24
     uint32_t rounded = static_cast<uint32_t>(std::nearbyint(scaled));
     bits = sign | rounded;
@@ -169,15 +186,32 @@ int64_t Tensor::numElements() const {
   return count;
 }
 
-void *Tensor::raw() { return storage_ ? storage_->bytes.get() : nullptr; }
+void *Tensor::raw() {
+  return storage_ ? storage_->bytes.get() + offset_ : nullptr;
+}
 const void *Tensor::raw() const {
-  return storage_ ? storage_->bytes.get() : nullptr;
+  return storage_ ? storage_->bytes.get() + offset_ : nullptr;
 }
 
 Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
   Tensor result = *this;
   result.shape_ = std::move(shape);
   return result;
+}
+
+std::optional<Tensor> Tensor::view(const Tensor &whole, size_t byteOffset,
+                                   DType dtype, std::vector<int64_t> shape) {
+  if (!whole.storage_ || whole.dtype_ == DType::String ||
+      dtype == DType::String)
+    return std::nullopt;
+  Tensor part;
+  part.dtype_ = dtype;
+  part.shape_ = std::move(shape);
+  if (byteOffset + part.byteSize() > whole.byteSize())
+    return std::nullopt;
+  part.storage_ = whole.storage_;
+  part.offset_ = whole.offset_ + byteOffset;
+  return part;
 }
 
 Tensor Tensor::clone() const {
@@ -204,9 +238,13 @@ double Tensor::elementAsDouble(int64_t index) const {
 
 int64_t Tensor::elementAsInt64(int64_t index) const {
   switch (dtype_) {
-  case DType::Int64: return data<int64_t>()[index];
-  case DType::Int32: return data<int32_t>()[index];
-  case DType::UInt64: return static_cast<int64_t>(data<uint64_t>()[index]);
-  default: return static_cast<int64_t>(elementAsDouble(index));
+  case DType::Int64:
+    return data<int64_t>()[index];
+  case DType::Int32:
+    return data<int32_t>()[index];
+  case DType::UInt64:
+    return static_cast<int64_t>(data<uint64_t>()[index]);
+  default:
+    return static_cast<int64_t>(elementAsDouble(index));
   }
 }

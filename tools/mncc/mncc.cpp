@@ -77,6 +77,11 @@ cl::opt<bool> runFuseActivations(
              "or Add that feeds it (the same result, bit for bit; default "
              "on)"),
     cl::init(true), cl::sub(runCommand));
+cl::opt<bool> runConcatInPlace(
+    "concat-in-place",
+    cl::desc("Let a Conv whose only use is a Concat write straight into its "
+             "part of the Concat's output (the same result; default on)"),
+    cl::init(true), cl::sub(runCommand));
 cl::opt<std::string> runOutputDir("output-dir", cl::Required,
                                   cl::desc("Folder for the outputs"),
                                   cl::sub(runCommand));
@@ -108,6 +113,7 @@ int runModelCommand() {
   auto functions = module->getOps<func::FuncOp>();
   mncc::PrepareOptions options;
   options.fuseActivations = runFuseActivations;
+  options.concatInPlace = runConcatInPlace;
   auto program =
       mncc::OnnxProgram::prepare(*functions.begin(), nullptr, options);
   if (failed(program))

@@ -43,6 +43,10 @@ struct PrepareOptions {
   /// Run a Relu or a constant-bound Clip inside the Conv or Add that feeds
   /// it.
   bool fuseActivations = true;
+  /// Let a Conv whose only use is a Concat write straight into its part of
+  /// the Concat's output (top-level graph, static shapes, each input one
+  /// contiguous block of the output), so the Concat copies nothing.
+  bool concatInPlace = true;
 };
 
 class OnnxProgram {

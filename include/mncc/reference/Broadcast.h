@@ -4,9 +4,9 @@
 #define MNCC_REFERENCE_BROADCAST_H
 
 #include <array>
-#include <string>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace mncc::reference {

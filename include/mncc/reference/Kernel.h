@@ -129,6 +129,14 @@ public:
   /// Whether the node wants output `index` (it may leave it unnamed).
   virtual bool wantsOutput(size_t index) const = 0;
   virtual void setOutput(size_t index, Value value) = 0;
+  /// A numeric tensor for output `index`, its elements unset: the kernel
+  /// must write them all. The interpreter may hand out the output's part
+  /// of a later Concat's output, which the Concat then need not copy.
+  virtual Tensor allocateOutput(size_t index, DType dtype,
+                                std::vector<int64_t> shape) {
+    (void)index;
+    return Tensor::uninitialized(dtype, std::move(shape));
+  }
 
   virtual const Attribute *attribute(std::string_view name) const = 0;
   bool hasAttribute(std::string_view name) const {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,12 @@ public:
 
   /// Same data, new shape (the element count must match).
   Tensor reshaped(std::vector<int64_t> shape) const;
+  /// A numeric tensor over part of `whole`'s elements, from byte
+  /// `byteOffset` on, sharing its storage: how a producer writes straight
+  /// into its part of a later Concat's output. Null when the part does
+  /// not fit inside `whole`.
+  static std::optional<Tensor> view(const Tensor &whole, size_t byteOffset,
+                                    DType dtype, std::vector<int64_t> shape);
   Tensor clone() const;
 
   /// Element `index` (row-major) converted to double / int64, for kernels
@@ -153,6 +160,8 @@ private:
   DType dtype_ = DType::Undefined;
   std::vector<int64_t> shape_;
   std::shared_ptr<Storage> storage_;
+  /// Where this tensor's elements start in the storage (views).
+  size_t offset_ = 0;
 };
 
 /// What flows along an ONNX edge.
@@ -186,22 +195,53 @@ struct Value {
 /// String and Undefined). Returns false for those two.
 template <typename Fn> bool dispatchNumeric(DType dtype, Fn &&fn) {
   switch (dtype) {
-  case DType::Float32: fn(float{}); return true;
-  case DType::Float64: fn(double{}); return true;
-  case DType::Float16: fn(Float16{}); return true;
-  case DType::BFloat16: fn(BFloat16{}); return true;
-  case DType::Int8: fn(int8_t{}); return true;
-  case DType::Int16: fn(int16_t{}); return true;
-  case DType::Int32: fn(int32_t{}); return true;
-  case DType::Int64: fn(int64_t{}); return true;
-  case DType::UInt8: fn(uint8_t{}); return true;
-  case DType::UInt16: fn(uint16_t{}); return true;
-  case DType::UInt32: fn(uint32_t{}); return true;
-  case DType::UInt64: fn(uint64_t{}); return true;
-  case DType::Bool: fn(bool{}); return true;
-  case DType::Complex64: fn(std::complex<float>{}); return true;
-  case DType::Complex128: fn(std::complex<double>{}); return true;
-  default: return false;
+  case DType::Float32:
+    fn(float{});
+    return true;
+  case DType::Float64:
+    fn(double{});
+    return true;
+  case DType::Float16:
+    fn(Float16{});
+    return true;
+  case DType::BFloat16:
+    fn(BFloat16{});
+    return true;
+  case DType::Int8:
+    fn(int8_t{});
+    return true;
+  case DType::Int16:
+    fn(int16_t{});
+    return true;
+  case DType::Int32:
+    fn(int32_t{});
+    return true;
+  case DType::Int64:
+    fn(int64_t{});
+    return true;
+  case DType::UInt8:
+    fn(uint8_t{});
+    return true;
+  case DType::UInt16:
+    fn(uint16_t{});
+    return true;
+  case DType::UInt32:
+    fn(uint32_t{});
+    return true;
+  case DType::UInt64:
+    fn(uint64_t{});
+    return true;
+  case DType::Bool:
+    fn(bool{});
+    return true;
+  case DType::Complex64:
+    fn(std::complex<float>{});
+    return true;
+  case DType::Complex128:
+    fn(std::complex<double>{});
+    return true;
+  default:
+    return false;
   }
 }
 

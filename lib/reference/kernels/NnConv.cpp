@@ -611,7 +611,8 @@ Status convKernel(KernelContext &context) {
   for (int64_t d : w.outShape())
     outShape.push_back(d);
   // Every element is written: by the GEMM (beta 0) or the depthwise path.
-  Tensor out = Tensor::uninitialized(work, outShape);
+  Tensor out = work == x->dtype() ? context.allocateOutput(0, work, outShape)
+                                  : Tensor::uninitialized(work, outShape);
   // The interpreter fuses activations only into float32 Conv.
   const FusedActivation *clamp = context.fusedActivation();
   if (clamp && x->dtype() != DType::Float32)

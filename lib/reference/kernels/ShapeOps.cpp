@@ -174,10 +174,11 @@ Status concatKernel(KernelContext &context) {
                                   dtypeName(first.dtype()));
     shape[axis] += input->shape()[axis];
   }
-  // The copies below write every element (strings start empty as usual).
+  // The copies below write every element (strings start empty as usual),
+  // but for the parts their producers already wrote in place.
   Tensor result = first.dtype() == DType::String
                       ? Tensor(first.dtype(), shape)
-                      : Tensor::uninitialized(first.dtype(), shape);
+                      : context.allocateOutput(0, first.dtype(), shape);
   concatenateInto(inputs, axis, result);
   context.setOutput(0, result);
   return Status::success();

@@ -1,8 +1,8 @@
 //===- TensorTest.cpp - Host tensors and broadcasting ---------------------===//
 
+#include "mncc/reference/Tensor.h"
 #include "mncc/reference/Broadcast.h"
 #include "mncc/reference/SimpleContext.h"
-#include "mncc/reference/Tensor.h"
 
 #include <gtest/gtest.h>
 
@@ -39,8 +39,8 @@ TEST(ReferenceTensor, HalfConversionRoundsToNearestEven) {
   EXPECT_EQ(Float16(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00);
   // 1 + 3 * 2^-11 is halfway between 1 + 2^-10 and 1 + 2^-9: to 1 + 2^-9.
   EXPECT_EQ(Float16(1.0f + 3 * std::ldexp(1.0f, -11)).bits, 0x3c02);
-  EXPECT_EQ(Float16(65504.0f).bits, 0x7bff);  // largest half
-  EXPECT_EQ(Float16(65520.0f).bits, 0x7c00);  // rounds to infinity
+  EXPECT_EQ(Float16(65504.0f).bits, 0x7bff);              // largest half
+  EXPECT_EQ(Float16(65520.0f).bits, 0x7c00);              // rounds to infinity
   EXPECT_EQ(Float16(std::ldexp(1.0f, -24)).bits, 0x0001); // smallest
   EXPECT_EQ(float(Float16(-2.5f)), -2.5f);
   EXPECT_EQ(BFloat16(1.00390625f).bits, 0x3f80); // tie to even
@@ -55,13 +55,13 @@ TEST(ReferenceBroadcast, ShapesAndStrides) {
             (std::vector<int64_t>{0, 1, 0}));
   // Walk a 2x3 output from a 2x1 and a 3 input.
   std::vector<std::array<int64_t, 2>> seen;
-  forEachBroadcast<2>({2, 3}, {broadcastStrides({2, 1}, {2, 3}),
-                               broadcastStrides({3}, {2, 3})},
-                      [&](int64_t, const std::array<int64_t, 2> &offsets) {
-                        seen.push_back(offsets);
-                      });
-  std::vector<std::array<int64_t, 2>> expected = {
-      {0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}};
+  forEachBroadcast<2>(
+      {2, 3}, {broadcastStrides({2, 1}, {2, 3}), broadcastStrides({3}, {2, 3})},
+      [&](int64_t, const std::array<int64_t, 2> &offsets) {
+        seen.push_back(offsets);
+      });
+  std::vector<std::array<int64_t, 2>> expected = {{0, 0}, {0, 1}, {0, 2},
+                                                  {1, 0}, {1, 1}, {1, 2}};
   EXPECT_EQ(seen, expected);
 }
 
@@ -78,3 +78,26 @@ TEST(ReferenceKernel, IdentitySharesItsInput) {
 }
 
 } // namespace
+
+/// A view is a tensor over part of another's storage: writes through it
+/// land in the whole, it outlives the whole's handle, and a part that
+/// does not fit is refused.
+TEST(ReferenceTensor, ViewSharesStorageAndRefusesWhatDoesNotFit) {
+  Tensor whole =
+      Tensor::fromVector<float>(DType::Float32, {2, 3}, {0, 1, 2, 3, 4, 5});
+  std::optional<Tensor> part =
+      Tensor::view(whole, 3 * sizeof(float), DType::Float32, {1, 3});
+  ASSERT_TRUE(part.has_value());
+  EXPECT_EQ(part->toVector<float>(), (std::vector<float>{3, 4, 5}));
+  part->data<float>()[1] = 40;
+  EXPECT_EQ(whole.data<float>()[4], 40);
+  std::optional<Tensor> inner =
+      Tensor::view(*part, sizeof(float), DType::Float32, {2});
+  ASSERT_TRUE(inner.has_value());
+  EXPECT_EQ(inner->toVector<float>(), (std::vector<float>{40, 5}));
+  whole = Tensor();
+  EXPECT_EQ(inner->toVector<float>(), (std::vector<float>{40, 5}));
+  EXPECT_FALSE(
+      Tensor::view(*part, sizeof(float), DType::Float32, {3}).has_value());
+  EXPECT_FALSE(Tensor::view(*part, 0, DType::String, {1}).has_value());
+}
