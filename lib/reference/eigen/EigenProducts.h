@@ -15,6 +15,20 @@
 
 namespace mncc::reference::eigen {
 
+/// What the kernel does as it loads and stores C in one depth block of a
+/// panel product, so that a tile's start and clamp cost no pass over it.
+template <typename T> struct PanelEpilogue {
+  /// Sums start from the bias of C's row (0 without one) instead of C's
+  /// content: the first depth block of a product with beta 0.
+  bool start = false;
+  /// With `start`, the bias of each row the call covers, or null.
+  const T *rowBias = nullptr;
+  /// Stores are clamped to [lo, hi] as FusedActivation does: the last
+  /// depth block of a product with a fused activation.
+  bool clamp = false;
+  T lo = 0, hi = 0;
+};
+
 /// One build's products on T (float or double), all on row-major
 /// matrices with leading dimensions lda/ldb/ldc, op(X) being X or its
 /// transpose, C being M x N and the depth K.
@@ -54,15 +68,17 @@ template <typename T> struct TypedProducts {
   /// depth x panelColumns block, at column * depth.
   void (*packB)(bool transB, const T *b, int64_t ldb, int64_t n, int64_t depth,
                 T *packed);
-  /// C += alpha * (packed A) * (packed B) for one depth block. Each element
-  /// of C gets the same bits whatever part of the operands the call covers,
-  /// as long as the rows of A it covers start at a multiple of 4 and the
-  /// columns of B at a multiple of kPanelColumns.
   /// The width of packB's panels (Eigen's mr): 8, 24 or 48 floats, 4, 12
   /// or 24 doubles.
   int64_t panelColumns;
+  /// C += alpha * (packed A) * (packed B) for one depth block, C's start
+  /// and clamp as `epilogue` says. Each element of C gets the same bits
+  /// whatever part of the operands the call covers, as long as the rows of
+  /// A it covers start at a multiple of 4 and the columns of B at a
+  /// multiple of kPanelColumns.
   void (*multiply)(const T *packedA, const T *packedB, int64_t m, int64_t n,
-                   int64_t depth, T alpha, T *c, int64_t ldc);
+                   int64_t depth, T alpha, T *c, int64_t ldc,
+                   const PanelEpilogue<T> &epilogue);
 };
 
 /// Column blocks of op(B) start at multiples of this: a multiple of the

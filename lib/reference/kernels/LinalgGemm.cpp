@@ -407,16 +407,27 @@ private:
   void tile(int64_t row, int64_t rows, int64_t column, int64_t columns,
             PackedBOf &&packedBOf) {
     T *out = c + row * ldc + column;
-    kernels.startProduct(epilogue.rowBias ? epilogue.rowBias + row : nullptr,
-                         rows, columns, beta, out, ldc);
+    const T *bias = epilogue.rowBias ? epilogue.rowBias + row : nullptr;
+    // With beta 0 the kernel starts the sums from the bias (or 0) as it
+    // first loads C, and clamps as it last stores it: no pass of their
+    // own over the tile.
+    bool startInKernel = beta == T(0);
+    if (!startInKernel)
+      kernels.startProduct(bias, rows, columns, beta, out, ldc);
     for (int64_t block = 0; block < depthBlocks; ++block) {
       int64_t depth = depthOf(block);
+      eigen::PanelEpilogue<T> steps;
+      steps.start = startInKernel && block == 0;
+      steps.rowBias = bias;
+      steps.clamp = epilogue.clamp && block == depthBlocks - 1;
+      if (steps.clamp) {
+        steps.lo = T(epilogue.clamp->lo);
+        steps.hi = T(epilogue.clamp->hi);
+      }
       kernels.multiply(packedA + block * strideA + row * depth,
-                       packedBOf(block), rows, columns, depth, alpha, out, ldc);
+                       packedBOf(block), rows, columns, depth, alpha, out, ldc,
+                       steps);
     }
-    if (epilogue.clamp)
-      kernels.clamp(T(epilogue.clamp->lo), T(epilogue.clamp->hi), rows, columns,
-                    out, ldc);
   }
 
   /// All of op(B), depth block `block` at packedB + block * strideB, in

@@ -279,7 +279,13 @@ TEST_F(GemmTest, EpilogueEqualsSeparatePassesBitForBit) {
       {false, false, 9, 11, 0, 1.0f, 0.5f, 0, 0, 0},     // k = 0
       {false, false, 9, 11, 5, 0.0f, 0.0f, 0, 0, 0},     // alpha = 0
       {false, true, 1, 1000, 1280, 1.0f, 0.0f, 0, 3, 0}, // one row
-      {false, false, 1, 77, 300, 0.5f, 1.0f, 0, 2, 0}};
+      {false, false, 1, 77, 300, 0.5f, 1.0f, 0, 2, 0},
+      // The kernel's every kind of last rows and columns, with the start
+      // and the clamp done as it loads and stores C (beta 0).
+      {false, false, 5, 61, 40, 1.0f, 0.0f, 0, 0, 2},
+      {false, false, 3, 15, 33, 1.0f, 0.0f, 1, 0, 0},
+      {true, true, 6, 7, 20, 0.5f, 0.0f, 0, 1, 1},
+      {false, false, 2, 3, 700, 1.0f, 0.0f, 0, 0, 0}};
   for (linalg::GemmIsa isa : availableIsas()) {
     ASSERT_TRUE(linalg::forceGemmIsa(isa));
     for (const Case &test : cases) {
