@@ -6,8 +6,8 @@
 // widest instruction set the CPU runs (lib/reference/eigen), with its own
 // split of the output into tiles over the kernels' threads: each operand
 // is packed once per product (a Conv's constant weights once per program),
-// and each tile starts from its bias and ends with its clamp while it is
-// in cache. A Conv's op(B), its input unfolded (im2col), is written by the
+// and the kernel starts each sum from its bias and clamps it as it loads
+// and stores the output (Products.inc's EpilogueResult). A Conv's op(B), its input unfolded (im2col), is written by the
 // Conv straight into the kernel's panels, tile by tile, just before the
 // tile's product. Products with one row or one column use Eigen's
 // matrix-vector product instead.
@@ -319,8 +319,9 @@ void packWholeA(const eigen::TypedProducts<T> &kernels, bool transA, const T *a,
 
 /// The product as Eigen's general_matrix_matrix_product computes it, with
 /// the kernels' own split: both operands are packed once per depth block,
-/// and the output is cut into tiles that each run on one thread, start from
-/// their bias and end with their clamp while they are still in cache.
+/// and the output is cut into tiles that each run on one thread; the
+/// kernel starts each tile's sums from their bias and clamps them as it
+/// stores them.
 /// op(A) is packed whole and shared by the tiles. A split along C's rows
 /// shares all of op(B) packed too; a split along its columns packs each
 /// tile's columns of op(B) as the tile runs. The tiles start on the
