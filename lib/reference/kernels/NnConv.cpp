@@ -27,22 +27,6 @@ struct Segment {
   int64_t dst, src, count;
 };
 
-/// Copies `count` elements in blocks of VectorBytes, then halves of it:
-/// segments are short (a line of a small image, or its part in one
-/// panel), and a call to memmove would cost more than the copy, while
-/// fixed-size copies compile to vector moves.
-template <int VectorBytes, typename T>
-MNCC_ALWAYS_INLINE void copyShort(const T *src, T *dst, int64_t count) {
-  constexpr int64_t kBlock = VectorBytes / sizeof(T);
-  int64_t i = 0;
-  for (; i + kBlock <= count; i += kBlock)
-    std::memcpy(dst + i, src + i, VectorBytes);
-  if constexpr (VectorBytes > int(sizeof(T))) {
-    if (i < count)
-      copyShort<VectorBytes / 2>(src + i, dst + i, count - i);
-  }
-}
-
 /// Writes one row's segments, the input plane of the row's channel at
 /// `plane`.
 template <int VectorBytes, typename T>

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -237,6 +238,35 @@ struct PaddedPlane {
   }
 };
 
+/// Copies `count` elements in blocks of VectorBytes, then halves of it:
+/// segments are short (a line of a small image, or its part in one
+/// panel), and a call to memmove would cost more than the copy, while
+/// fixed-size copies compile to vector moves.
+template <int VectorBytes, typename T>
+MNCC_ALWAYS_INLINE void copyShort(const T *src, T *dst, int64_t count) {
+  constexpr int64_t kBlock = VectorBytes / sizeof(T);
+  int64_t i = 0;
+  for (; i + kBlock <= count; i += kBlock)
+    std::memcpy(dst + i, src + i, VectorBytes);
+  if constexpr (VectorBytes > int(sizeof(T))) {
+    if (i < count)
+      copyShort<VectorBytes / 2>(src + i, dst + i, count - i);
+  }
+}
+
+/// Sets `count` elements to `value` as copyShort copies: padding runs are
+/// short (often one element), and std::fill becomes a call to memset
+/// when the value is a constant 0.
+template <typename T>
+MNCC_ALWAYS_INLINE void fillShort(T *dst, int64_t count, T value) {
+  constexpr int64_t kBlock = 32 / sizeof(T);
+  T block[kBlock];
+  for (int64_t i = 0; i < kBlock; ++i)
+    block[i] = value;
+  for (int64_t i = 0; i < count; i += kBlock)
+    copyShort<32>(block, dst + i, std::min(kBlock, count - i));
+}
+
 /// Fills `padded` (shape.size() elements) from one input plane; positions
 /// outside the input hold `pad`. Inlined into the callers' wider-vector
 /// copies, where its strided reads vectorize better.
@@ -250,7 +280,7 @@ MNCC_ALWAYS_INLINE void padPlane(const T *in, const Window &w,
       T *row = padded + (pd * shape.extent[1] + ph) * shape.rowLength;
       int64_t id = pd - w.padBegin[0], ih = ph - w.padBegin[1];
       if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
-        std::fill(row, row + shape.rowLength, pad);
+        fillShort(row, shape.rowLength, pad);
         continue;
       }
       const T *src = in + (id * w.in[1] + ih) * w.in[2];
@@ -258,19 +288,19 @@ MNCC_ALWAYS_INLINE void padPlane(const T *in, const Window &w,
         T *dst = row + phase * shape.phaseLength;
         int64_t lo = shape.phaseLo[phase], hi = shape.phaseHi[phase];
         const T *from = src + phase - w.padBegin[2];
-        std::fill(dst, dst + lo, pad);
+        fillShort(dst, lo, pad);
         if (strideW == 1)
-          std::copy(from + lo, from + hi, dst + lo);
+          copyShort<32>(from + lo, dst + lo, hi - lo);
         else if (strideW == 2) // a constant stride vectorizes
           for (int64_t i = lo; i < hi; ++i)
             dst[i] = from[2 * i];
         else
           for (int64_t i = lo; i < hi; ++i)
             dst[i] = from[i * strideW];
-        std::fill(dst + hi, dst + shape.phaseLength, pad);
+        fillShort(dst + hi, shape.phaseLength - hi, pad);
       }
     }
-  std::fill(padded + planeSize, padded + shape.size(), pad);
+  fillShort(padded + planeSize, shape.size() - planeSize, pad);
 }
 
 } // namespace mncc::reference::nn
