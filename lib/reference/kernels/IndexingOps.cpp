@@ -16,16 +16,6 @@ using namespace mncc::reference::shape;
 
 namespace {
 
-/// Reads an index tensor (int32/int64) into `values`.
-Status readIndices(const KernelContext &context, size_t input,
-                   std::vector<int64_t> &values) {
-  bool present;
-  Status status = readIntsInput(context, input, values, present);
-  if (status && !present)
-    return missingInput(context, input);
-  return status;
-}
-
 /// Maps index `index` into [0, dim), accepting [-dim, dim).
 Status checkIndex(const KernelContext &context, int64_t &index, int64_t dim) {
   if (index < -dim || index >= dim)
@@ -57,7 +47,7 @@ Status gatherKernel(KernelContext &context) {
   if (!data)
     return missingInput(context, 0);
   std::vector<int64_t> indices;
-  Status status = readIndices(context, 1, indices);
+  Status status = readRequiredInts(context, 1, indices);
   if (!status)
     return status;
   int64_t axis = context.getInt("axis", 0);
@@ -155,7 +145,7 @@ Status elementsKernel(KernelContext &context, bool scatter) {
   if (!data)
     return missingInput(context, 0);
   std::vector<int64_t> indices;
-  Status status = readIndices(context, 1, indices);
+  Status status = readRequiredInts(context, 1, indices);
   if (!status)
     return status;
   const std::vector<int64_t> &indexShape = context.inputTensor(1)->shape();
@@ -212,7 +202,7 @@ Status ndKernel(KernelContext &context, bool scatter) {
   if (!data)
     return missingInput(context, 0);
   std::vector<int64_t> indices;
-  Status status = readIndices(context, 1, indices);
+  Status status = readRequiredInts(context, 1, indices);
   if (!status)
     return status;
   const std::vector<int64_t> &indexShape = context.inputTensor(1)->shape();
@@ -590,7 +580,7 @@ Status reverseSequenceKernel(KernelContext &context) {
   std::vector<int64_t> lengths;
   if (!data)
     return missingInput(context, 0);
-  Status status = readIndices(context, 1, lengths);
+  Status status = readRequiredInts(context, 1, lengths);
   if (!status)
     return status;
   int64_t timeAxis = context.getInt("time_axis", 0);

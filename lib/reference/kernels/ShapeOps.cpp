@@ -20,12 +20,8 @@ Status reshapeKernel(KernelContext &context) {
   if (!data)
     return missingInput(context, 0);
   std::vector<int64_t> shape;
-  bool present;
-  Status status = readIntsInput(context, 1, shape, present);
-  if (!status)
+  if (Status status = readRequiredInts(context, 1, shape); !status)
     return status;
-  if (!present)
-    return missingInput(context, 1);
   bool allowZero = context.getInt("allowzero", 0) != 0;
   int64_t inferred = -1, known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -388,12 +384,8 @@ Status tileKernel(KernelContext &context) {
   if (!data)
     return missingInput(context, 0);
   std::vector<int64_t> repeats;
-  bool present;
-  Status status = readIntsInput(context, 1, repeats, present);
-  if (!status)
+  if (Status status = readRequiredInts(context, 1, repeats); !status)
     return status;
-  if (!present)
-    return missingInput(context, 1);
   if (static_cast<int64_t>(repeats.size()) != data->rank())
     return opError(context, "repeats has " + std::to_string(repeats.size()) +
                                 " entries for rank " +
@@ -442,12 +434,8 @@ Status sizeKernel(KernelContext &context) {
 
 Status constantOfShapeKernel(KernelContext &context) {
   std::vector<int64_t> shape;
-  bool present;
-  Status status = readIntsInput(context, 0, shape, present);
-  if (!status)
+  if (Status status = readRequiredInts(context, 0, shape); !status)
     return status;
-  if (!present)
-    return missingInput(context, 0);
   for (int64_t dim : shape)
     if (dim < 0)
       return opError(context, "negative dimension in " + shapeToString(shape));

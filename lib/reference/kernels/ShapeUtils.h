@@ -90,6 +90,17 @@ inline Status readIntsInput(const KernelContext &context, size_t index,
   return Status::success();
 }
 
+/// Reads an integer input the operator requires (a shape, repeats,
+/// indices); an omitted one is an error naming it.
+inline Status readRequiredInts(const KernelContext &context, size_t index,
+                               std::vector<int64_t> &values) {
+  bool present;
+  Status status = readIntsInput(context, index, values, present);
+  if (status && !present)
+    return missingInput(context, index);
+  return status;
+}
+
 /// Axes as input `index` (opset 13 and later) or, when that input is
 /// omitted, the `axes` attribute (earlier opsets).
 inline Status readAxes(const KernelContext &context, size_t index,
