@@ -7,10 +7,10 @@
 // split of the output into tiles over the kernels' threads: each operand
 // is packed once per product (a Conv's constant weights once per program),
 // and the kernel starts each sum from its bias and clamps it as it loads
-// and stores the output (Products.inc's EpilogueResult). A Conv's op(B), its input unfolded (im2col), is written by the
-// Conv straight into the kernel's panels, tile by tile, just before the
-// tile's product. Products with one row or one column use Eigen's
-// matrix-vector product instead.
+// and stores the output (Products.inc's EpilogueResult). A Conv's op(B), its
+// input unfolded (im2col), is written by the Conv straight into the kernel's
+// panels, tile by tile, just before the tile's product. Products with one row
+// or one column use Eigen's matrix-vector product instead.
 //
 // Why Eigen rather than OpenBLAS: Debian's OpenBLAS picks its kernels from
 // the CPU model and falls back to SSE kernels on models newer than itself
@@ -301,6 +301,12 @@ void forBlocks(bool parallel, int64_t count, int64_t grain,
     fn(begin, std::min(count, begin + grain));
 }
 
+/// How far apart the depth blocks of a packed op(A) (M rows) are: 64-byte
+/// multiples, for the blocks packWholeA writes.
+int64_t packedAStride(int64_t depthBlock, int64_t m) {
+  return roundUp(depthBlock * m, 16);
+}
+
 /// Packs all of op(A) (M x K) for `kernels`, depth block d at
 /// packed + d * stride, the blocks on the pool when `parallel`.
 template <typename T>
@@ -343,7 +349,7 @@ public:
       packedA = given->data;
       strideA = given->stride;
     } else {
-      strideA = roundUp(depthBlock * m, 16);
+      strideA = packedAStride(depthBlock, m);
       T *packed = scratch<T>(kPackedA, strideA * depthBlocks);
       packWholeA(kernels, ops.transA, ops.a, ops.lda, m, k, depthBlock, packed,
                  strideA, parallel);
@@ -611,7 +617,7 @@ linalg::packA(bool transA, const T *a, int64_t lda, int64_t m, int64_t k) {
   packed->m = m;
   packed->k = k;
   packed->depthBlock = k > 0 ? kernels.depthBlock(k) : 1;
-  packed->stride = roundUp(packed->depthBlock * m, 16);
+  packed->stride = packedAStride(packed->depthBlock, m);
   int64_t blocks = (k + packed->depthBlock - 1) / packed->depthBlock;
   std::shared_ptr<T[]> storage(new T[packed->stride * blocks + 1]);
   packWholeA(kernels, transA, a, lda, m, k, packed->depthBlock, storage.get(),
