@@ -563,14 +563,24 @@ void Machine::executeMv(const MvTransfer &mv) {
     return;
   }
   if (mv.TransferKind == MvTransfer::Reduce) {
-    // mvr: the same address of the eight L2BMs reduced, written to the
-    // named group or, without one, to every group (decision S20).
+    // mvr: the same address of the eight L2BMs reduced. Into the DRAMs
+    // without a group each unit of 64 long words is split 16 per group
+    // (manual 3.5.8.21); otherwise the result goes to the named group or,
+    // without one, to every group's PDM (decision S21).
+    bool split = mv.To == Space::DRAM && mv.ToGroup < 0;
     for (uint32_t i = 0; i < mv.Size; ++i) {
       uint64_t values[NumL2bs];
       for (unsigned l2b = 0; l2b < NumL2bs; ++l2b)
         values[l2b] = readUpper(Space::L2BM, l2b, mv.FromAddress + i);
       uint64_t value =
           reduceLongs(values, NumL2bs, mv.Reduction, mv.Prec, false);
+      if (split) {
+        uint64_t unit = i / MvUnitLongWords, offset = i % MvUnitLongWords;
+        writeUpper(Space::DRAM, unsigned(offset / MvGroupShare),
+                   mv.ToAddress + unit * MvGroupShare + offset % MvGroupShare,
+                   value);
+        continue;
+      }
       for (unsigned group = 0; group < NumGroups; ++group)
         if (mv.ToGroup < 0 || group == unsigned(mv.ToGroup))
           writeUpper(mv.To, group, mv.ToAddress + i, value);

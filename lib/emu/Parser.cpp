@@ -1203,6 +1203,12 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
     return fail(tokens[0].Column,
                 "'" + std::string(mode) + "' needs '/n<size>'");
   mv.Size = uint32_t(value);
+  // Every mode moves whole units of 64 long words (manual 3.5.8: "size が
+  // 単位動作の倍数でないとエラー").
+  if (mv.Size % MvUnitLongWords != 0)
+    return fail(tokens[0].Column,
+                "'" + std::string(mode) + "' moves a multiple of " +
+                    std::to_string(MvUnitLongWords) + " long words");
   if (cur.consume('i')) {
     // Tags are hexadecimal: compiler output tags transfers i19, i1a, ...
     if (!cur.hexNumber(value))

@@ -3,8 +3,9 @@
 // The rules (docs/target/mncore2.md, "Execution timing", decisions T1-T9):
 // a PE statement is one step of four cycles per repetition; `wait i<n>`
 // holds the step until the last MV transfer tagged n is done; MV statements
-// issue on the MV slot, once every four steps, one transfer at a time, and
-// move 64 long words per slot. Debug and `mask` statements take no time.
+// issue on the MV slot, once every four steps, and each transfer runs once
+// the memories and links it moves data through are free, at the rate of
+// the slowest of them. Debug and `mask` statements take no time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,6 +99,157 @@ const char *unitName(Unit unit) {
   return "?";
 }
 
+static_assert(NumMvGroups == NumGroups && NumMvL2bs == NumL2bs,
+              "the MV ports cover the machine's groups and L2Bs");
+
+MvRate mvPortRate(unsigned port) {
+  if (port < mvPdmPort(0))
+    return DramRate;
+  if (port < mvL2bmPort(0))
+    return PdmRate;
+  if (port < mvLinkPort(0, 0))
+    return L2bmRate;
+  return GroupLinkRate;
+}
+
+std::string mvPortName(unsigned port) {
+  char buffer[32];
+  if (port < mvPdmPort(0))
+    std::snprintf(buffer, sizeof buffer, "dram@%u", port);
+  else if (port < mvL2bmPort(0))
+    std::snprintf(buffer, sizeof buffer, "pdm@%u", port - mvPdmPort(0));
+  else if (port < mvLinkPort(0, 0))
+    std::snprintf(buffer, sizeof buffer, "l2bm@%u.%u",
+                  (port - mvL2bmPort(0)) / L2bsPerGroup,
+                  (port - mvL2bmPort(0)) % L2bsPerGroup);
+  else
+    std::snprintf(buffer, sizeof buffer, "link %u->%u",
+                  (port - mvLinkPort(0, 0)) / NumMvGroups,
+                  (port - mvLinkPort(0, 0)) % NumMvGroups);
+  return buffer;
+}
+
+namespace {
+
+/// The port of one end of an MV transfer in a group: its DRAM, its PDM or
+/// one of its L2BMs (an L2BM end without ".<l2b>" is L2B 0, decision S20).
+unsigned endPort(Space where, unsigned group, int8_t l2b) {
+  switch (where) {
+  case Space::DRAM:
+    return mvDramPort(group);
+  case Space::PDM:
+    return mvPdmPort(group);
+  default:
+    return mvL2bmPort(group * L2bsPerGroup + unsigned(l2b < 0 ? 0 : l2b));
+  }
+}
+
+/// Moves `longWords` from group `from` to group `to`: the link between
+/// them carries them when the groups differ.
+void crossGroups(MvTraffic &t, unsigned from, unsigned to,
+                 uint64_t longWords) {
+  if (from != to)
+    t.LongWords[mvLinkPort(from, to)] += longWords;
+}
+
+void everyL2bm(MvTraffic &t, uint64_t longWords) {
+  for (unsigned l2b = 0; l2b < NumL2bs; ++l2b)
+    t.LongWords[mvL2bmPort(l2b)] += longWords;
+}
+
+} // namespace
+
+MvTraffic mvTraffic(const MvTransfer &mv) {
+  // What each port carries follows from what the transfer moves (manual
+  // 3.5.8): long words read from or written to a memory count on its port,
+  // and long words that change group on the link between the two groups
+  // (decision T4 derives the rates and checks them against the manual's).
+  MvTraffic t;
+  uint64_t n = mv.Size;
+  switch (mv.TransferKind) {
+  case MvTransfer::Nop:
+    break;
+  case MvTransfer::Point:
+    if (mv.FromGroup >= 0) {
+      // Single: one group's memory to one (possibly another) group's.
+      unsigned from = unsigned(mv.FromGroup), to = unsigned(mv.ToGroup);
+      t.LongWords[endPort(mv.From, from, mv.FromL2b)] += n;
+      t.LongWords[endPort(mv.To, to, mv.ToL2b)] += n;
+      crossGroups(t, from, to, n);
+    } else {
+      // Parallel: every group within itself, all at once.
+      for (unsigned g = 0; g < NumGroups; ++g) {
+        t.LongWords[endPort(mv.From, g, mv.FromL2b)] += n;
+        t.LongWords[endPort(mv.To, g, mv.ToL2b)] += n;
+      }
+    }
+    break;
+  case MvTransfer::Broadcast: {
+    // mvb: one group's PDM or DRAM to every L2BM of the board.
+    unsigned from = unsigned(mv.FromGroup);
+    t.LongWords[endPort(mv.From, from, -1)] += n;
+    everyL2bm(t, n);
+    for (unsigned g = 0; g < NumGroups; ++g)
+      crossGroups(t, from, g, n);
+    break;
+  }
+  case MvTransfer::Broadcast2:
+    // mvb2: each group's DRAM to its own two L2BMs.
+    for (unsigned g = 0; g < NumGroups; ++g)
+      t.LongWords[mvDramPort(g)] += n;
+    everyL2bm(t, n);
+    break;
+  case MvTransfer::Reduce:
+    // mvr: the eight L2BMs, reduced. Into the DRAMs without a group each
+    // group receives a quarter (manual 3.5.8.21), so every group sends a
+    // quarter of its partial sums to each other group; into one named
+    // memory every other group sends all of its partial sums; into every
+    // PDM every group sends all of them to every other group.
+    everyL2bm(t, n);
+    if (mv.ToGroup >= 0) {
+      unsigned to = unsigned(mv.ToGroup);
+      t.LongWords[endPort(mv.To, to, -1)] += n;
+      for (unsigned g = 0; g < NumGroups; ++g)
+        crossGroups(t, g, to, n);
+    } else {
+      uint64_t share = mv.To == Space::DRAM ? n / NumGroups : n;
+      for (unsigned to = 0; to < NumGroups; ++to) {
+        t.LongWords[endPort(mv.To, to, -1)] += share;
+        for (unsigned g = 0; g < NumGroups; ++g)
+          crossGroups(t, g, to, share);
+      }
+    }
+    break;
+  case MvTransfer::Reduce2:
+    // mvr2: the two L2BMs of a group (of each group) into a PDM or DRAM.
+    for (unsigned g = 0; g < NumGroups; ++g) {
+      if (mv.FromGroup >= 0 && g != unsigned(mv.FromGroup))
+        continue;
+      unsigned to = mv.ToGroup >= 0 ? unsigned(mv.ToGroup) : g;
+      t.LongWords[mvL2bmPort(g * L2bsPerGroup)] += n;
+      t.LongWords[mvL2bmPort(g * L2bsPerGroup + 1)] += n;
+      t.LongWords[endPort(mv.To, to, -1)] += n;
+      crossGroups(t, g, to, n);
+    }
+    break;
+  }
+  return t;
+}
+
+uint64_t mvTransferCycles(const MvTransfer &mv) {
+  MvTraffic t = mvTraffic(mv);
+  uint64_t cycles = 0;
+  for (unsigned port = 0; port < NumMvPorts; ++port) {
+    if (!t.LongWords[port])
+      continue;
+    MvRate rate = mvPortRate(port);
+    cycles = std::max(cycles, (t.LongWords[port] * rate.Cycles +
+                               rate.LongWords - 1) /
+                                  rate.LongWords);
+  }
+  return cycles;
+}
+
 Unit Timing::unitOf(Opcode op) {
   if (op >= Opcode::Zero && op < Opcode::VFma)
     return Unit::Alu;
@@ -171,11 +323,12 @@ uint64_t Timing::macsPerMabCycle(const Expression &expr) {
 }
 
 void Timing::record(Unit unit, uint64_t start, uint64_t duration,
-                    const Statement &stmt, int expression) {
+                    const Statement &stmt, int expression, unsigned lane) {
   if (!Tracing)
     return;
   TraceEvent event;
   event.Track = unit;
+  event.Lane = lane;
   event.Start = start;
   event.Duration = duration;
   event.Line = stmt.Line;
@@ -246,24 +399,50 @@ void Timing::peStatement(const Statement &stmt) {
 void Timing::mvStatement(const Statement &stmt) {
   const MvTransfer &mv = stmt.Transfer;
   ++Stats.MvStatements;
-  // The MV slot comes once every four steps (manual chapter 1); a transfer
-  // takes the first slot at or after the current step once the previous
-  // one is done (decisions T2, T4).
-  uint64_t slot = roundUp(std::max(Now, MvFree), CyclesPerMvSlot);
-  uint64_t duration = 0;
-  if (mv.TransferKind != MvTransfer::Nop)
-    duration = roundUp(mv.Size, MvLongWordsPerSlot) / MvLongWordsPerSlot *
-               CyclesPerMvSlot;
-  // mvnop still fills its slot.
-  MvFree = slot + std::max(duration, CyclesPerMvSlot);
+  // The MV slot comes once every four steps (manual chapter 1) and takes
+  // one MV statement; issuing never waits for earlier transfers (T2).
+  uint64_t slot = roundUp(std::max(Now, NextMvSlot), CyclesPerMvSlot);
+  NextMvSlot = slot + CyclesPerMvSlot;
+  if (mv.TransferKind == MvTransfer::Nop) {
+    // mvnop fills its slot and moves nothing.
+    LastMvStart = LastMvEnd = slot;
+    record(Unit::Mv, slot, 0, stmt, -1);
+    return;
+  }
+  // Each memory and link serves one transfer at a time, in issue order
+  // (manual 3.5.7 arbitrates the accesses of several MV instructions in
+  // each PDM, DRAM and L2BM): the transfer starts once every port it uses
+  // is free and holds them all until it is done (T4).
+  MvTraffic traffic = mvTraffic(mv);
+  uint64_t start = slot;
+  for (unsigned port = 0; port < NumMvPorts; ++port)
+    if (traffic.LongWords[port])
+      start = std::max(start, PortFree[port]);
+  uint64_t duration = mvTransferCycles(mv);
+  uint64_t end = start + duration;
+  for (unsigned port = 0; port < NumMvPorts; ++port)
+    if (traffic.LongWords[port])
+      PortFree[port] = end;
+  Stats.MvQueuedCycles += start - slot;
   Stats.Busy[unsigned(Unit::Mv)] += duration;
-  if (duration)
-    MvDone = std::max(MvDone, slot + duration);
+  MvDone = std::max(MvDone, end);
+  // A tag carried by several transfers in flight is waited for until the
+  // last of them is done (T5).
   if (mv.Tag)
-    TagDone[mv.Tag] = slot + duration;
-  LastMvStart = slot;
-  LastMvEnd = slot + duration;
-  record(Unit::Mv, slot, duration, stmt, -1);
+    TagDone[mv.Tag] = std::max(TagDone[mv.Tag], end);
+  LastMvStart = start;
+  LastMvEnd = end;
+  if (Tracing) {
+    // Transfers in flight together go on separate lanes of the mv track,
+    // so that every lane's events nest (T9).
+    unsigned lane = 0;
+    while (lane < LaneFree.size() && LaneFree[lane] > start)
+      ++lane;
+    if (lane == LaneFree.size())
+      LaneFree.push_back(0);
+    LaneFree[lane] = end;
+    record(Unit::Mv, start, duration, stmt, -1, lane);
+  }
 }
 
 void Timing::finish() { Stats.Cycles = std::max(Now, MvDone); }
@@ -278,6 +457,8 @@ std::string Timing::report() const {
   appendf(out, "pe-statements: %llu\n", (unsigned long long)s.PeStatements);
   appendf(out, "expressions: %llu\n", (unsigned long long)s.Expressions);
   appendf(out, "mv-statements: %llu\n", (unsigned long long)s.MvStatements);
+  appendf(out, "mv-queued-cycles: %llu\n",
+          (unsigned long long)s.MvQueuedCycles);
   for (unsigned u = 1; u < NumUnits; ++u)
     appendf(out, "busy-%s: %llu\n", unitName(Unit(u)),
             (unsigned long long)s.Busy[u]);
@@ -299,6 +480,21 @@ std::string Timing::traceJson() const {
             "\"tid\":%u,\"args\":{\"sort_index\":%u}}",
             u, u);
   }
+  // Lanes 1, 2, ... of the mv track follow it (T9).
+  unsigned lanes = 1;
+  for (const TraceEvent &e : Events)
+    lanes = std::max(lanes, e.Lane + 1);
+  for (unsigned lane = 1; lane < lanes; ++lane) {
+    unsigned tid = unsigned(Unit::Mv) + lane;
+    appendf(out,
+            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+            "\"args\":{\"name\":\"mv %u\"}}",
+            tid, lane + 1);
+    appendf(out,
+            ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
+            "\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+            tid, tid);
+  }
   for (const TraceEvent &e : Events) {
     std::string text = e.Stmt->Text;
     if (e.Expression >= 0)
@@ -308,7 +504,7 @@ std::string Timing::traceJson() const {
     out += ",\n{\"name\":";
     appendJsonString(out, text);
     appendf(out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":",
-            unitName(e.Track), unsigned(e.Track));
+            unitName(e.Track), unsigned(e.Track) + e.Lane);
     appendMicroseconds(out, e.Start);
     out += ",\"dur\":";
     appendMicroseconds(out, e.Duration);

@@ -44,6 +44,8 @@ constexpr unsigned L1bmLongWords = 8 * 1024;
 constexpr unsigned L2bmLongWords = 32 * 1024;
 constexpr unsigned PdmLongWords = 512 * 1024;
 constexpr uint64_t DramLongWords = uint64_t(512) * 1024 * 1024;
+static_assert(MvGroupShare * NumGroups == MvUnitLongWords,
+              "a unit of the MV transfers splits evenly over the groups");
 /// Writable mask register entries are 1..15; 0 and 16..31 are fixed.
 constexpr unsigned MaskEntries = 16;
 

@@ -231,6 +231,12 @@ enum MaskTarget : uint8_t {
   MaskAll = 63,
 };
 
+/// The unit of the MV transfers (manual 3.5.8: a size must be a multiple
+/// of it), and the share of each of the four groups' DRAMs in a unit that
+/// the reductions and distributions over them split (3.5.8.21).
+constexpr uint32_t MvUnitLongWords = 64;
+constexpr uint32_t MvGroupShare = 16;
+
 /// An MV transfer (manual 3.5): mvp (point to point), mvr (reduction over
 /// the eight L2BMs), mvr2 (over the two L2BMs of a group), mvb and mvb2
 /// (broadcasts) run so far.

@@ -37,13 +37,58 @@ constexpr uint64_t CyclesPerStep = 4;
 /// in MNCore2.md 2.2).
 constexpr uint64_t StepsPerMvSlot = 4;
 constexpr uint64_t CyclesPerMvSlot = CyclesPerStep * StepsPerMvSlot;
-/// Long words an MV transfer moves per issue slot (decision T4: mvp repeats
-/// unit transfers of 64 long words, manual 3.5 / MNCore2.md 6.3).
-constexpr uint64_t MvLongWordsPerSlot = 64;
+
+/// A data rate of the MV transfers: LongWords every Cycles cycles.
+struct MvRate {
+  uint64_t LongWords;
+  uint64_t Cycles;
+};
+/// The rates of the memories and links an MV transfer moves data through
+/// (decision T4; docs/target/mncore2.md lists the sources). A group's DRAM
+/// moves about 128 GB/s (manual 1.5): 128e9 / 8 bytes / 750 MHz is 21 1/3
+/// long words a cycle, 64 long words in exactly 3 cycles.
+constexpr MvRate DramRate{64, 3};
+/// A group's PDM: 16 long words a cycle (manual 3.5.8.4, PDM to L2BM
+/// within a group).
+constexpr MvRate PdmRate{16, 1};
+/// An L2BM on the MV side: 32 long words a cycle (manual 3.5.8.21, the
+/// L2BM side of mvr).
+constexpr MvRate L2bmRate{32, 1};
+/// The link from one group to another: 8 long words a cycle (manual
+/// 3.5.8.4 across groups; it also gives 3.5.8.16, 3.5.8.17 and 3.5.8.21).
+constexpr MvRate GroupLinkRate{8, 1};
+
+/// The ports of the MV transfers, each serving one transfer at a time:
+/// the DRAM and the PDM of each group, the L2BM of each L2B, and the link
+/// from group g to group h (g != h; the 4 entries g == h stay unused).
+constexpr unsigned NumMvGroups = 4, NumMvL2bs = 8;
+constexpr unsigned mvDramPort(unsigned group) { return group; }
+constexpr unsigned mvPdmPort(unsigned group) { return NumMvGroups + group; }
+constexpr unsigned mvL2bmPort(unsigned l2b) { return 2 * NumMvGroups + l2b; }
+constexpr unsigned mvLinkPort(unsigned from, unsigned to) {
+  return 2 * NumMvGroups + NumMvL2bs + from * NumMvGroups + to;
+}
+constexpr unsigned NumMvPorts = 2 * NumMvGroups + NumMvL2bs +
+                                NumMvGroups * NumMvGroups;
+MvRate mvPortRate(unsigned port);
+/// "dram@1", "pdm@0", "l2bm@2.1", "link 0->3".
+std::string mvPortName(unsigned port);
+
+/// Long words one MV statement moves through each port.
+struct MvTraffic {
+  uint64_t LongWords[NumMvPorts] = {};
+};
+MvTraffic mvTraffic(const MvTransfer &mv);
+/// Cycles a transfer takes once all its ports are free: the slowest port,
+/// ceil(long words * cycles / long words per rate) (decision T4).
+uint64_t mvTransferCycles(const MvTransfer &mv);
 
 /// One complete trace event: an instruction on a unit's track.
 struct TraceEvent {
   Unit Track = Unit::Pe;
+  /// MV transfers in flight together go on lanes 0, 1, ... of the mv
+  /// track (decision T9).
+  unsigned Lane = 0;
   uint64_t Start = 0;    ///< cycle
   uint64_t Duration = 0; ///< cycles
   uint32_t Line = 0;
@@ -62,6 +107,9 @@ struct TimingStats {
   uint64_t PeStatements = 0;
   uint64_t Expressions = 0;
   uint64_t MvStatements = 0;
+  /// Cycles MV transfers waited after their slot for a port an earlier
+  /// transfer held (decision T4).
+  uint64_t MvQueuedCycles = 0;
   /// End of the run: the last PE step or the last MV transfer, whichever
   /// finishes later.
   uint64_t Cycles = 0;
@@ -87,8 +135,9 @@ public:
   const std::vector<TraceEvent> &events() const { return Events; }
   /// Current PE cycle: the issue cycle of the next PE step.
   uint64_t cycle() const { return Now; }
-  /// Slot and completion cycle of the last MV statement accounted (the
-  /// hazard checker's clock for MV reads and writes).
+  /// First and completion cycle of the transfer of the last MV statement
+  /// accounted (the hazard checker's clock for MV reads and writes); for
+  /// mvnop both are its slot.
   uint64_t lastMvStart() const { return LastMvStart; }
   uint64_t lastMvEnd() const { return LastMvEnd; }
 
@@ -106,15 +155,20 @@ private:
   void peStatement(const Statement &stmt);
   void mvStatement(const Statement &stmt);
   void record(Unit unit, uint64_t start, uint64_t duration,
-              const Statement &stmt, int expression);
+              const Statement &stmt, int expression, unsigned lane = 0);
 
   bool Tracing;
   TimingStats Stats;
   uint64_t Now = 0;
-  /// First cycle the MV unit is free again.
-  uint64_t MvFree = 0;
-  /// Completion cycle of the last MV transfer.
+  /// First cycle the next MV statement may issue at: the slot after the
+  /// last one taken.
+  uint64_t NextMvSlot = 0;
+  /// First cycle each MV port is free again.
+  uint64_t PortFree[NumMvPorts] = {};
+  /// Completion cycle of the last MV transfer to finish.
   uint64_t MvDone = 0;
+  /// End of the last transfer on each mv trace lane.
+  std::vector<uint64_t> LaneFree;
   uint64_t LastMvStart = 0, LastMvEnd = 0;
   /// Completion cycle of the last MV transfer of each tag.
   std::unordered_map<uint32_t, uint64_t> TagDone;

@@ -110,16 +110,16 @@ TEST(EmuHazards, ForwardingHoldsThePreviousStepOnly) {
 }
 
 TEST(EmuHazards, MvTransfersCompleteAfterTheirSlots) {
-  // mvp/n64 takes the slot at cycle 0 and is done in cycle 16; l2bmb
-  // reads the L2BM in cycle 0.
+  // mvp/n64 takes the slot at cycle 0 and, at the PDM's 16 long words a
+  // cycle, is done in cycle 4; l2bmb reads the L2BM in cycle 0.
   std::vector<Hazard> h = check("mvp/n64i1 $p0 $lc0\n"
                                 "l2bmb $lc0 $lb0\n");
   ASSERT_EQ(h.size(), 1u);
   // Without a group, every group's L2B 0.
   EXPECT_EQ(h[0].Location, "$lc0");
   EXPECT_EQ(h[0].ReadCycle, 0u);
-  EXPECT_EQ(h[0].ReadyCycle, 16u);
-  // wait i1 holds the step until cycle 16.
+  EXPECT_EQ(h[0].ReadyCycle, 4u);
+  // wait i1 holds the step until cycle 4.
   EXPECT_TRUE(check("mvp/n64i1 $p0 $lc0\n"
                     "nop ; wait i1\n"
                     "l2bmb $lc0 $lb0\n")

@@ -335,8 +335,8 @@ TEST_F(EmuMachine, L1bmLayoutsAndReductions) {
 
 TEST_F(EmuMachine, MvpCopiesInEveryGroup) {
   run("d set $p10 2 l0000000000000005l0000000000000006\n"
-      "mvp/n2 $p10 $lc20@.1\n"
-      "mvp/n1 $p11@2 $d7@3\n");
+      "mvp/n64 $p10 $lc20@.1\n"
+      "mvp/n64 $p11@2 $d7@3\n");
   for (unsigned group = 0; group < NumGroups; ++group) {
     EXPECT_EQ(M->readUpper(Space::L2BM, group * 2 + 1, 20), 5u);
     EXPECT_EQ(M->readUpper(Space::L2BM, group * 2 + 1, 21), 6u);
@@ -346,13 +346,33 @@ TEST_F(EmuMachine, MvpCopiesInEveryGroup) {
   EXPECT_EQ(M->readUpper(Space::DRAM, 2, 7), 0u);
 }
 
+TEST_F(EmuMachine, MvrIntoTheDramsSplitsEachUnitOverTheGroups) {
+  // Manual 3.5.8.21: each 64 long words reduced over the eight L2BMs go 16
+  // to each group's DRAM: long word 16g + o of unit i to DRAM g at
+  // address + 16i + o.
+  for (unsigned i = 0; i < 128; ++i)
+    M->writeUpper(Space::L2BM, 5, 1000 + i, i + 1);
+  run("mvrliadd/n128 $lc1000 $d40\n");
+  EXPECT_EQ(M->readUpper(Space::DRAM, 0, 40), 1u);
+  EXPECT_EQ(M->readUpper(Space::DRAM, 1, 40), 17u);
+  EXPECT_EQ(M->readUpper(Space::DRAM, 3, 55), 64u);
+  EXPECT_EQ(M->readUpper(Space::DRAM, 0, 56), 65u);
+  EXPECT_EQ(M->readUpper(Space::DRAM, 3, 71), 128u);
+  EXPECT_EQ(M->readUpper(Space::DRAM, 2, 71), 112u);
+  EXPECT_EQ(M->readUpper(Space::DRAM, 0, 72), 0u);
+  // With a named group every long word goes there.
+  run("mvrliadd/n64 $lc1000 $d200@2\n");
+  EXPECT_EQ(M->readUpper(Space::DRAM, 2, 263), 64u);
+  EXPECT_EQ(M->readUpper(Space::DRAM, 0, 200), 0u);
+}
+
 TEST_F(EmuMachine, HalfReductionsUseTheirCircuits) {
   // The L1BM adds halves on its single circuit and rounds once at the end
   // (manual 4, RRN fadd); 16 * 1.0 = 16 = 0x4600 in every lane.
   run("d set $lr0n0c0b0 1 3e003e003e003e00\n"
       "l1bmrhfadd $lr0 $lb0\n"
       "l2bmrhfadd@0 $lb0 $lc0\n"
-      "mvrhfadd/n1 $lc0 $d0@0\n");
+      "mvrhfadd/n64 $lc0 $d0@0\n");
   EXPECT_EQ(M->readUpper(Space::L1BM, 0, 0), 0x4600460046004600u);
   EXPECT_EQ(M->readUpper(Space::L2BM, 0, 0), 0x4600460046004600u);
   // Only L2BM 0 holds data: 16 + 7 * 0.

@@ -290,7 +290,7 @@ TEST(EmuParserTransfers, RejectsMalformedTransfers) {
             std::string::npos);
   EXPECT_NE(parseError("dmmul $lx $lr0 $lr2\n").Message.find("'u'"),
             std::string::npos);
-  EXPECT_NE(parseError("mvp/n8 $p0@0 $d0\n").Message.find("both ends"),
+  EXPECT_NE(parseError("mvp/n64 $p0@0 $d0\n").Message.find("both ends"),
             std::string::npos);
   // Two L1BM expressions cannot issue together; MAU calc + mwrite + mread
   // is one too many (manual 3.6.4).
@@ -340,19 +340,30 @@ TEST(EmuParserTransfers, DecodesReductionsAboveTheL1bm) {
   EXPECT_EQ(mv.Size, 64u);
   EXPECT_EQ(mv.To, Space::DRAM);
   EXPECT_EQ(mv.ToGroup, 1);
-  EXPECT_NE(parseError("mvrffadd/n8 $lc0@0.1 $d0\n").Message.find("every"),
+  EXPECT_NE(parseError("mvrffadd/n64 $lc0@0.1 $d0\n").Message.find("every"),
             std::string::npos);
-  EXPECT_NE(parseError("mvr4ffadd/n8 $lc0 $d0\n").Message.find("MV"),
+  EXPECT_NE(parseError("mvr4ffadd/n64 $lc0 $d0\n").Message.find("MV"),
             std::string::npos);
-  EXPECT_NE(parseError("mvr2ffadd/n8 $lc0@0.1 $d0\n").Message.find("both"),
+  EXPECT_NE(parseError("mvr2ffadd/n64 $lc0@0.1 $d0\n").Message.find("both"),
             std::string::npos);
-  EXPECT_NE(parseError("mvr2ffadd/n8 $lc0 $d0@1\n").Message.find("own"),
+  EXPECT_NE(parseError("mvr2ffadd/n64 $lc0 $d0@1\n").Message.find("own"),
             std::string::npos);
   const MvTransfer &pairs =
-      parseOk("mvr2ffadd/n8i1f $lc0@2 $p8\n").Statements[0].Transfer;
+      parseOk("mvr2ffadd/n64i1f $lc0@2 $p8\n").Statements[0].Transfer;
   EXPECT_EQ(pairs.TransferKind, MvTransfer::Reduce2);
   EXPECT_EQ(pairs.FromGroup, 2);
   EXPECT_EQ(pairs.Tag, 0x1fu);
+}
+
+TEST(EmuParserTransfers, MvSizesAreWholeUnitsOf64LongWords) {
+  // Manual 3.5.8: a size that is not a multiple of the unit is an error.
+  Diagnostic e = parseError("nop\nmvp/n65 $p0 $d0\n");
+  EXPECT_EQ(e.Line, 2u);
+  EXPECT_EQ(e.Column, 1u);
+  EXPECT_NE(e.Message.find("multiple of 64"), std::string::npos);
+  EXPECT_NE(parseError("mvb2/n32 $d0 $lc0\n").Message.find("multiple"),
+            std::string::npos);
+  EXPECT_EQ(parseOk("mvp/n128 $p0 $d0\n").Statements[0].Transfer.Size, 128u);
 }
 
 TEST(EmuParserTransfers, DecodesBroadcastsDistributionAndDramLines) {
