@@ -216,7 +216,14 @@ int mvUnit(Space where, int8_t group, int8_t l2b) {
 
 std::string Hazard::str(std::string_view file) const {
   char buffer[512];
-  if (StaleForwarding) {
+  if (OverwritesMvSource) {
+    std::snprintf(buffer, sizeof buffer,
+                  ":%u:%u: hazard: %s written in cycle %llu (step %llu) while "
+                  "the MV transfer from line %u reads it until cycle %llu",
+                  Line, Column, Location.c_str(), (unsigned long long)ReadCycle,
+                  (unsigned long long)(ReadCycle / CyclesPerStep), WriterLine,
+                  (unsigned long long)ReadyCycle);
+  } else if (StaleForwarding) {
     if (WriterLine)
       std::snprintf(
           buffer, sizeof buffer,
@@ -271,6 +278,35 @@ bool HazardChecker::checkRead(const Range &r, uint64_t at, uint32_t line,
   h.ReadyCycle = latest->Ready;
   Found.push_back(std::move(h));
   return true;
+}
+
+void HazardChecker::checkOverwrite(const Range &r, uint64_t lands,
+                                   uint32_t line, uint32_t column) {
+  const InFlight *latest = nullptr;
+  for (const InFlight &m : MvSources) {
+    if (m.Target.Where != r.Where || m.Ready <= lands)
+      continue;
+    if (m.Target.Unit >= 0 && r.Unit >= 0 && m.Target.Unit != r.Unit)
+      continue;
+    if (m.Target.High <= r.Low || r.High <= m.Target.Low)
+      continue;
+    if (!latest || m.Ready > latest->Ready)
+      latest = &m;
+  }
+  if (!latest ||
+      std::find(Reported.begin(), Reported.end(), column) != Reported.end())
+    return;
+  Reported.push_back(column);
+  Hazard h;
+  h.Line = line;
+  h.Column = column;
+  h.Location = locationName(r.Where, r.Unit >= 0 ? r.Unit : latest->Target.Unit,
+                            std::max(r.Low, latest->Target.Low));
+  h.ReadCycle = lands;
+  h.WriterLine = latest->Line;
+  h.ReadyCycle = latest->Ready;
+  h.OverwritesMvSource = true;
+  Found.push_back(std::move(h));
 }
 
 void HazardChecker::addWrite(const Range &r, uint64_t ready, uint32_t line) {
@@ -527,7 +563,12 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
         r.Where = dst.Where;
         r.Low = dst.Address[0] + cycle * count;
         r.High = r.Low + count;
-        addWrite(r, issue + latency::UpperWrite + extra, line);
+        uint64_t ready = issue + latency::UpperWrite + extra;
+        // An L2BM write must not land on what an MV transfer still reads
+        // (decision H14).
+        if (r.Where == Space::L2BM)
+          checkOverwrite(r, ready, line, dst.Column);
+        addWrite(r, ready, line);
       }
     }
   }
@@ -568,12 +609,24 @@ void HazardChecker::mvStatement(const Statement &stmt) {
                       mv.TransferKind == MvTransfer::Broadcast2
                   ? -1
                   : mvUnit(mv.From, mv.FromGroup, mv.FromL2b);
-  // A transfer reads its source from its first slot on (decision H7).
+  // A transfer reads its source from the cycle it starts (after its slot
+  // and after the ports it shares with earlier transfers are free) until
+  // it ends (decisions H7, H14).
   checkRead(from, start, stmt.Line, mv.FromColumn);
+  InFlight source;
+  source.Target = from;
+  source.Ready = end;
+  source.Line = stmt.Line;
+  MvSources.push_back(source);
   Range to;
   to.Where = mv.To;
   to.Low = mv.ToAddress;
   to.High = mv.ToAddress + mv.Size;
+  // A reduction into the DRAMs gives each group a quarter (manual
+  // 3.5.8.21).
+  if (mv.TransferKind == MvTransfer::Reduce && mv.To == Space::DRAM &&
+      mv.ToGroup < 0)
+    to.High = mv.ToAddress + mv.Size / NumMvGroups;
   to.Unit = mv.TransferKind == MvTransfer::Broadcast ||
                     mv.TransferKind == MvTransfer::Broadcast2
                 ? -1
@@ -595,6 +648,12 @@ void HazardChecker::onStatement(const Statement &stmt) {
                                    return w.Ready + latency::AddressLead <= now;
                                  }),
                   Pending.end());
+    // Later writes land after the current cycle.
+    MvSources.erase(std::remove_if(MvSources.begin(), MvSources.end(),
+                                   [&](const InFlight &m) {
+                                     return m.Ready <= now;
+                                   }),
+                    MvSources.end());
   }
   switch (stmt.StmtKind) {
   case Statement::Pe:

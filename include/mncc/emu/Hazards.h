@@ -66,6 +66,10 @@ struct Hazard {
   /// A forwarding latch read whose last update carried no result of its
   /// unit (decision H9), rather than a write still in flight.
   bool StaleForwarding = false;
+  /// A PE write landing in cycle ReadCycle on an MV transfer's source,
+  /// which the transfer of line WriterLine reads until ReadyCycle
+  /// (decision H14), rather than a read too early.
+  bool OverwritesMvSource = false;
 
   /// "file:line:column: hazard: ...".
   std::string str(std::string_view file) const;
@@ -104,6 +108,10 @@ private:
   /// Reports a hazard when a write to r is in flight at cycle `at`; once
   /// per (statement, column).
   bool checkRead(const Range &r, uint64_t at, uint32_t line, uint32_t column);
+  /// Reports a hazard when a write to r landing in cycle `lands` would
+  /// change the source of an MV transfer still reading it (H14).
+  void checkOverwrite(const Range &r, uint64_t lands, uint32_t line,
+                      uint32_t column);
   void addWrite(const Range &r, uint64_t ready, uint32_t line);
   /// The base address and T inputs of an LM access; true when reported.
   bool addressReads(const Operand &op, uint64_t issue, uint32_t line);
@@ -115,6 +123,8 @@ private:
 
   Timing Clock;
   std::vector<InFlight> Pending;
+  /// The sources of MV transfers and the cycle each transfer ends.
+  std::vector<InFlight> MvSources;
   Latch Latches[NumLatches];
   MaskControl DefaultMask;
   std::vector<Hazard> Found;

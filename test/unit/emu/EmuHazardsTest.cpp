@@ -153,6 +153,54 @@ TEST(EmuHazards, MvReadsWaitForL2bmWrites) {
                   .empty());
 }
 
+TEST(EmuHazards, QueuedTransfersReadTheirSourceWhenTheyStart) {
+  // The first transfer holds PDM 0 until 256; the second, slot 16, starts
+  // reading L2BM 0.1 only then. The l2bm@0 after it in the program lands
+  // in cycle 6, before the second transfer has read the L2BM: the MV
+  // would move the new data, not the old (decision H14).
+  std::vector<Hazard> h = check("mvp/n4096 $p0@0 $lc0@0.0\n"
+                                "mvp/n64 $lc512@0.1 $p8192@0\n"
+                                "l2bm@0 $lb0 $lc512\n");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_TRUE(h[0].OverwritesMvSource);
+  EXPECT_EQ(h[0].Line, 3u);
+  EXPECT_EQ(h[0].Column, 13u);
+  EXPECT_EQ(h[0].Location, "$lc512@0.1");
+  EXPECT_EQ(h[0].ReadCycle, 6u);
+  EXPECT_EQ(h[0].WriterLine, 2u);
+  EXPECT_EQ(h[0].ReadyCycle, 260u);
+  EXPECT_EQ(h[0].str("t.vsm"),
+            "t.vsm:3:13: hazard: $lc512@0.1 written in cycle 6 (step 1) "
+            "while the MV transfer from line 2 reads it until cycle 260");
+  // Waiting for the transfer first, or writing elsewhere, is safe.
+  EXPECT_TRUE(check("mvp/n4096 $p0@0 $lc0@0.0\n"
+                    "mvp/n64i1 $lc512@0.1 $p8192@0\n"
+                    "nop ; wait i1\n"
+                    "l2bm@0 $lb0 $lc512\n")
+                  .empty());
+  EXPECT_TRUE(check("mvp/n4096 $p0@0 $lc0@0.0\n"
+                    "mvp/n64 $lc512@0.1 $p8192@0\n"
+                    "l2bm@0 $lb0 $lc576\n")
+                  .empty());
+  // An L2BM written before the transfer in program order is read once the
+  // write has landed: slot 16 after a write ready at 6.
+  EXPECT_TRUE(check("l2bm@0 $lb0 $lc512\n"
+                    "mvp/n64 $lc512@0.1 $p8192@0\n")
+                  .empty());
+}
+
+TEST(EmuHazards, TransfersSharingAPortNeverRace) {
+  // The second reads what the first writes; it shares L2BM 0.0 with it, so
+  // it starts only when the first is done (T4): no hazard, no wait needed.
+  EXPECT_TRUE(check("mvp/n4096 $d0@0 $lc0@0.0\n"
+                    "mvp/n4096 $lc0@0.0 $p0@1\n")
+                  .empty());
+  // A reduction into the DRAMs writes a quarter of its size in each group.
+  EXPECT_TRUE(check("mvrdfadd/n256 $lc0 $d0\n"
+                    "mvp/n64 $d64@0 $lc0@0.0\n")
+                  .empty());
+}
+
 TEST(EmuHazards, L1bmReductionsTakeAStepPerStage) {
   // l1bmr (two stages) completes in cycle 14, l1bmr4 in 10, l1bmm@ in 6.
   std::vector<Hazard> h = check("l1bmrdfadd $lr0v $lb0\n"
