@@ -154,10 +154,6 @@ uint64_t reduceLongs(const uint64_t *values, unsigned n, RrnOp op,
 
 } // namespace
 
-/// Long words of one turnaround register: the largest layout offset of a
-/// step (l1bmd double long: 4 cycles of 2 groups of 64).
-constexpr uint64_t TurnaroundLongWords = 512;
-
 uint64_t &Machine::turnaroundWord(unsigned l1b, uint64_t offset) {
   if (!Turnaround)
     Turnaround.reset(new uint64_t[NumL1bs * TurnaroundLongWords]());

@@ -149,6 +149,58 @@ uint16_t Machine::baseAddress(Space space, unsigned pe) const {
   return space == Space::BarLM0 ? Bar0[pe] : Bar1[pe];
 }
 
+namespace {
+
+/// The finaliser of splitmix64: a bijective mix of 64 bits.
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// Each memory (and each group's DRAM) draws from a stream of its own.
+enum FillStream : uint64_t {
+  FillLm0 = 1,
+  FillLm1,
+  FillGrf0,
+  FillGrf1,
+  FillT,
+  FillMasks,
+  FillMatrices,
+  FillForwarding,
+  FillTurnaround,
+  FillL1bm,
+  FillL2bm,
+  FillPdm,
+  FillDram, // + group
+};
+
+uint64_t streamKey(uint64_t seed, uint64_t stream) {
+  return mix64(seed ^ mix64(stream * 0x632be59bd9b4e019ull));
+}
+
+/// Value of the 64-bit element `index` of a stream: splitmix64's output
+/// for that position, so any element can be computed alone (DRAM) and the
+/// bytes do not depend on the order anything is filled in.
+uint64_t streamValue(uint64_t key, uint64_t index) {
+  return mix64(key + (index + 1) * 0x9e3779b97f4a7c15ull);
+}
+
+void fillStream(void *data, size_t bytes, uint64_t key) {
+  auto *words = static_cast<uint64_t *>(data);
+  for (size_t i = 0; i < bytes / sizeof(uint64_t); ++i)
+    words[i] = streamValue(key, i);
+}
+
+} // namespace
+
+uint64_t Machine::initialDramValue(unsigned group, uint64_t address) const {
+  if (!RandomFill)
+    return 0;
+  return streamValue(streamKey(FillSeed, FillDram + group),
+                     address % DramLongWords);
+}
+
 uint64_t *Machine::dramPage(unsigned group, uint64_t page, bool create) {
   uint64_t key = uint64_t(group) << 40 | page;
   auto it = Dram.find(key);
@@ -158,7 +210,56 @@ uint64_t *Machine::dramPage(unsigned group, uint64_t page, bool create) {
     return nullptr;
   auto &slot = Dram[key];
   slot.reset(new uint64_t[DramPageSize]());
+  if (RandomFill) {
+    uint64_t streamKeyOfGroup = streamKey(FillSeed, FillDram + group);
+    for (uint64_t i = 0; i < DramPageSize; ++i)
+      slot[i] = streamValue(streamKeyOfGroup, page * DramPageSize + i);
+  }
   return slot.get();
+}
+
+void Machine::fillRandom(uint64_t seed) {
+  RandomFill = true;
+  FillSeed = seed;
+  fillStream(Lm0.data(), size_t(LmWords) * NumPes * 4,
+             streamKey(seed, FillLm0));
+  fillStream(Lm1.data(), size_t(LmWords) * NumPes * 4,
+             streamKey(seed, FillLm1));
+  fillStream(Grf0.data(), size_t(GrfWords) * NumPes * 4,
+             streamKey(seed, FillGrf0));
+  fillStream(Grf1.data(), size_t(GrfWords) * NumPes * 4,
+             streamKey(seed, FillGrf1));
+  fillStream(TReg.data(), size_t(8) * NumPes * 8, streamKey(seed, FillT));
+  // Entry 0 of the array is never read: entry 0 and 16-31 are fixed
+  // (maskEntry).
+  fillStream(Masks.data(), size_t(MaskEntries) * NumPes * 2,
+             streamKey(seed, FillMasks));
+  // The base address registers are the kernel's addressing state, not
+  // data: they start at 0 (decision S32).
+  std::memset(Bar0.data(), 0, NumPes * sizeof(uint16_t));
+  std::memset(Bar1.data(), 0, NumPes * sizeof(uint16_t));
+  fillStream(Matrices.data(), size_t(2) * NumMabs * 16 * 4 * 8,
+             streamKey(seed, FillMatrices));
+  for (size_t i = 0; i < size_t(2) * NumMabs; ++i)
+    DecodedMatrices[i].Valid = false;
+  uint64_t latchKey = streamKey(seed, FillForwarding);
+  WideLanes *latches[] = {AluForward.get(), MauForward.get(), LbForward.get(),
+                          MreadForward.get()};
+  for (size_t k = 0; k < 4; ++k)
+    fillStream(latches[k], 4 * sizeof(WideLanes),
+               streamKey(latchKey, k));
+  turnaroundWord(0, 0); // allocates the registers
+  fillStream(Turnaround.get(), NumL1bs * TurnaroundLongWords * 8,
+             streamKey(seed, FillTurnaround));
+  fillStream(L1bm.data(), size_t(L1bmLongWords) * NumL1bs * 8,
+             streamKey(seed, FillL1bm));
+  fillStream(L2bm.data(), size_t(L2bmLongWords) * NumL2bs * 8,
+             streamKey(seed, FillL2bm));
+  fillStream(Pdm.data(), size_t(PdmLongWords) * NumGroups * 8,
+             streamKey(seed, FillPdm));
+  // DRAM pages are filled as they are first used (dramPage), and read as
+  // initialDramValue until then.
+  Dram.clear();
 }
 
 uint64_t Machine::readUpper(Space space, unsigned index,
@@ -174,7 +275,8 @@ uint64_t Machine::readUpper(Space space, unsigned index,
     address %= DramLongWords;
     uint64_t key = uint64_t(index) << 40 | (address >> DramPageBits);
     auto it = Dram.find(key);
-    return it == Dram.end() ? 0 : it->second[address & (DramPageSize - 1)];
+    return it == Dram.end() ? initialDramValue(index, address)
+                            : it->second[address & (DramPageSize - 1)];
   }
   default:
     return 0;
@@ -279,10 +381,14 @@ void Machine::readLongWords(Space space, unsigned instance, uint64_t address,
       uint64_t offset = address & (DramPageSize - 1);
       uint64_t chunk =
           DramPageSize - offset < count ? DramPageSize - offset : count;
-      // A page never written reads as zeros and is not created.
+      // A page never written reads as its initial values and is not
+      // created.
       auto it = Dram.find(uint64_t(instance) << 40 | address >> DramPageBits);
-      if (it == Dram.end())
+      if (it == Dram.end() && !RandomFill)
         std::memset(data, 0, chunk * sizeof(uint64_t));
+      else if (it == Dram.end())
+        for (uint64_t k = 0; k < chunk; ++k)
+          data[k] = initialDramValue(instance, address + k);
       else
         std::memcpy(data, it->second.get() + offset, chunk * sizeof(uint64_t));
       address += chunk;

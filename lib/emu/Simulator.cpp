@@ -158,6 +158,13 @@ void Simulator::reset() {
   Stats = TimingStats();
 }
 
+void Simulator::fillRandom(uint64_t seed) {
+  // A new board first, so nothing an earlier run left (the DRAM pages
+  // above all) survives the fill.
+  reset();
+  Board->fillRandom(seed);
+}
+
 unsigned Simulator::instanceCount(Space memory) {
   switch (memory) {
   case Space::LM0:

@@ -1,7 +1,7 @@
 //===- mncc-sim.cpp - MN-Core 2 assembly emulator driver ------------------===//
 //
 // mncc-sim -i prog.vsm -d dump.txt [--stats] [--trace out.json]
-//          [--check-hazards]
+//          [--check-hazards] [--fill-random=SEED]
 //
 // Parses and runs an MN-Core 2 assembly (VSM) program on the emulated board
 // and writes the `d get` dump lines, in the official emulator's `-d` format,
@@ -13,7 +13,9 @@
 // also through a temporary name. --check-hazards first replays the program
 // against the latency rules (Hazards.h) and, when any read comes before the
 // write it depends on completes, prints one file:line:column: hazard: ...
-// line each and exits with status 1 without running it.
+// line each and exits with status 1 without running it. --fill-random=SEED
+// starts the board with pseudo-random memories instead of zeros
+// (Machine::fillRandom).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -36,12 +39,16 @@ namespace {
 void usage(std::FILE *out) {
   std::fputs("usage: mncc-sim -i <program.vsm> [-d <dump.txt>] [--stats]\n"
              "                [--trace <trace.json>] [--check-hazards]\n"
+             "                [--fill-random=<seed>]\n"
              "  Runs an MN-Core 2 assembly program on the emulator and\n"
              "  writes the 'd get' dump lines to the dump file (stdout if\n"
              "  -d is not given). --stats prints steps, cycles and busy\n"
              "  cycles per unit; --trace writes a Chrome/Perfetto trace.\n"
              "  --check-hazards reports every read that comes before the\n"
-             "  write it depends on completes, and fails if there is one.\n",
+             "  write it depends on completes, and fails if there is one.\n"
+             "  --fill-random=<seed> starts every memory and register with\n"
+             "  pseudo-random bytes from the seed (decimal or 0x...)\n"
+             "  instead of zeros.\n",
              out);
 }
 
@@ -88,11 +95,26 @@ bool writeFileAtomically(const std::string &path, const std::string &text) {
   return false;
 }
 
+/// A seed: a decimal or 0x-prefixed hexadecimal 64-bit number, nothing
+/// else.
+bool parseSeed(const std::string &text, uint64_t &seed) {
+  if (text.empty() || text[0] == '-' || text[0] == '+')
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 0);
+  if (errno || !end || *end || end == text.c_str())
+    return false;
+  seed = value;
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string input, dumpPath, tracePath;
-  bool stats = false, checkHazardsFirst = false;
+  bool stats = false, checkHazardsFirst = false, fillRandom = false;
+  uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if ((arg == "-i" || arg == "-d") && i + 1 < argc) {
@@ -103,6 +125,20 @@ int main(int argc, char **argv) {
       stats = true;
     } else if (arg == "--check-hazards") {
       checkHazardsFirst = true;
+    } else if (arg.rfind("--fill-random", 0) == 0) {
+      std::string value;
+      if (arg.size() > 13 && arg[13] == '=')
+        value = arg.substr(14);
+      else if (arg.size() == 13 && i + 1 < argc)
+        value = argv[++i];
+      if (!parseSeed(value, seed)) {
+        std::fprintf(stderr,
+                     "mncc-sim: error: --fill-random needs a seed, a "
+                     "64-bit number (got '%s')\n",
+                     value.c_str());
+        return 1;
+      }
+      fillRandom = true;
     } else if (arg == "-h" || arg == "--help") {
       usage(stdout);
       return 0;
@@ -141,6 +177,8 @@ int main(int argc, char **argv) {
     }
   }
   std::unique_ptr<Machine> machine(new Machine);
+  if (fillRandom)
+    machine->fillRandom(seed);
   Timing timing(!tracePath.empty());
   if (stats || !tracePath.empty())
     machine->setTiming(&timing);

@@ -98,6 +98,22 @@ public:
   /// is kept per statement, outside the per-PE loops.
   void setTiming(Timing *timer) { Timer = timer; }
 
+  /// Fills every memory and register a program can read before writing it
+  /// with pseudo-random bytes that depend only on the seed and the
+  /// location (docs/target/mncore2.md, decision S32): LM0, LM1, GRF0, GRF1,
+  /// T, the writable mask entries 1-15, the matrix registers, the
+  /// forwarding latches, the turnaround registers, L1BM, L2BM, PDM and
+  /// DRAM. DRAM pages stay unallocated: a page reads the same values until
+  /// it is written, and is filled with them when first written. The base
+  /// address registers are 0 and the fixed mask entries keep their values.
+  void fillRandom(uint64_t seed);
+  /// The value every long word of a never written DRAM page holds: 0, or
+  /// after fillRandom the seed's value for that group and address.
+  uint64_t initialDramValue(unsigned group, uint64_t address) const;
+  /// DRAM pages (64 Ki long words each) allocated so far: only writes
+  /// allocate them.
+  size_t dramPages() const { return Dram.size(); }
+
   /// Long word at a word address (aligned down to even) of a PE memory
   /// (LM0, LM1, GRF0, GRF1); word 2k is the most significant half of it.
   uint64_t readLong(Space space, unsigned pe, uint32_t wordAddress) const;
@@ -237,12 +253,18 @@ private:
   mutable ZeroedArray<DecodedHalfRows> DecodedHalfRowsOf;
   mutable ZeroedArray<DecodedPseudoSingleRows> DecodedPseudoSingle;
   std::unordered_map<uint64_t, std::unique_ptr<uint64_t[]>> Dram;
+  /// fillRandom's seed, for the DRAM pages filled as they are first used.
+  bool RandomFill = false;
+  uint64_t FillSeed = 0;
   MaskControl DefaultMask;
   Timing *Timer = nullptr;
   /// The L1BM turnaround registers (`$lbi`), TurnaroundLongWords per L1B,
   /// allocated on first use (ExecuteTransfer.cpp), and whether the step
   /// being committed updates them (not under nop / noforward).
   std::unique_ptr<uint64_t[]> Turnaround;
+  /// Long words of one turnaround register: the largest layout offset of a
+  /// step (l1bmd double long: 4 cycles of 2 groups of 64).
+  static constexpr uint64_t TurnaroundLongWords = 512;
   bool TurnaroundUpdates = true;
   uint64_t &turnaroundWord(unsigned l1b, uint64_t offset);
 };

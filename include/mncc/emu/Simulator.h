@@ -67,6 +67,13 @@ public:
   /// Puts the board back to its power-on state: every memory and register
   /// zero. The loaded program stays.
   void reset();
+  /// Instead of zeros, every memory and register a program can read before
+  /// writing it holds pseudo-random bytes given by the seed and the
+  /// location (as `gpfn3-smi clear` leaves the board; Machine::fillRandom
+  /// lists what is filled). The same seed gives the same bytes. DRAM costs
+  /// nothing until used. Like reset(), it replaces what earlier runs and
+  /// writes left.
+  void fillRandom(uint64_t seed);
 
   /// Copies Region.Count long words per instance in or out. With
   /// AllInstances the data holds Count long words for instance 0, then for

@@ -242,4 +242,80 @@ TEST(EmuSimulator, BadRequestsFailWithAMessage) {
   EXPECT_EQ(last, 1u);
 }
 
+TEST(EmuSimulator, FillRandomGivesTheSameBytesForTheSameSeed) {
+  Simulator a, b;
+  std::string error;
+  a.fillRandom(7);
+  b.fillRandom(7);
+  // Every memory, whole instances and single long words far apart.
+  for (Space memory : {Space::LM0, Space::LM1, Space::GRF0, Space::GRF1,
+                       Space::L1BM, Space::L2BM, Space::PDM}) {
+    uint64_t count = Simulator::longWordCount(memory);
+    std::vector<uint64_t> x(count), y(count);
+    ASSERT_TRUE(a.read({memory, 3, 0, count}, x.data(), error)) << error;
+    ASSERT_TRUE(b.read({memory, 3, 0, count}, y.data(), error)) << error;
+    EXPECT_EQ(x, y);
+    // Not zeros, and not one value repeated.
+    EXPECT_NE(x[0], 0u);
+    EXPECT_NE(x[0], x[1]);
+  }
+  uint64_t x[4], y[4];
+  ASSERT_TRUE(a.read({Space::DRAM, 2, 400000000, 4}, x, error)) << error;
+  ASSERT_TRUE(b.read({Space::DRAM, 2, 400000000, 4}, y, error)) << error;
+  EXPECT_EQ(std::vector<uint64_t>(x, x + 4), std::vector<uint64_t>(y, y + 4));
+  // Another seed, other bytes.
+  Simulator c;
+  c.fillRandom(8);
+  uint64_t z[4];
+  ASSERT_TRUE(c.read({Space::DRAM, 2, 400000000, 4}, z, error)) << error;
+  EXPECT_NE(x[0], z[0]);
+  // reset() is power-on again: zeros.
+  a.reset();
+  ASSERT_TRUE(a.read({Space::DRAM, 2, 400000000, 4}, x, error)) << error;
+  EXPECT_EQ(x[0], 0u);
+}
+
+TEST(EmuSimulator, FillRandomLeavesDramUnallocatedUntilWritten) {
+  Simulator sim;
+  std::string error;
+  sim.fillRandom(99);
+  const Machine &board = sim.machine();
+  // Reading the whole of a page allocates nothing; it reads the values the
+  // page is filled with when first written.
+  std::vector<uint64_t> before(1 << 16);
+  ASSERT_TRUE(sim.read({Space::DRAM, 1, 3 << 16, 1 << 16}, before.data(), error))
+      << error;
+  EXPECT_EQ(board.dramPages(), 0u);
+  EXPECT_EQ(before[5], board.initialDramValue(1, (3 << 16) + 5));
+  uint64_t one = 0x1234;
+  ASSERT_TRUE(sim.write({Space::DRAM, 1, (3 << 16) + 5, 1}, &one, error))
+      << error;
+  EXPECT_EQ(board.dramPages(), 1u);
+  std::vector<uint64_t> after(1 << 16);
+  ASSERT_TRUE(sim.read({Space::DRAM, 1, 3 << 16, 1 << 16}, after.data(), error))
+      << error;
+  EXPECT_EQ(after[5], 0x1234u);
+  after[5] = before[5];
+  EXPECT_EQ(after, before);
+}
+
+TEST(EmuSimulator, FillRandomKeepsFixedMasksAndZeroBaseAddresses) {
+  Simulator sim;
+  sim.fillRandom(3);
+  const Machine &board = sim.machine();
+  bool anyWritableEntrySet = false;
+  for (unsigned pe = 0; pe < NumPes; pe += 97) {
+    EXPECT_EQ(board.maskEntry(pe, 0), 0xffffu);
+    EXPECT_EQ(board.maskEntry(pe, 16), 0u);
+    EXPECT_EQ(board.maskEntry(pe, 31), 0xffffu);
+    EXPECT_EQ(board.maskEntry(pe, 24), 0xf000u);
+    EXPECT_EQ(board.baseAddress(Space::BarLM0, pe), 0u);
+    EXPECT_EQ(board.baseAddress(Space::BarLM1, pe), 0u);
+    anyWritableEntrySet |= board.maskEntry(pe, 7) != 0;
+  }
+  EXPECT_TRUE(anyWritableEntrySet);
+  EXPECT_NE(board.readT(5, 2), 0u);
+  EXPECT_NE(board.matrixElement(Space::MatY, 1000, 15, 3), 0u);
+}
+
 } // namespace
