@@ -1,0 +1,176 @@
+//===- Elementwise.cpp - Element-wise operators spread over every PE -----===//
+//
+// Operands of one shape and DRAM form share the flat spread (FlatSpread.h),
+// so each step computes four long words per PE. The first input goes to
+// LM0 and the second to LM1; the result overwrites the second input in
+// place (a step may read and write LM1 only at the same addresses, manual
+// 3.6.4), or goes to LM1 for one input. A scalar constant operand is an
+// immediate kept in GRF0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlatSpread.h"
+#include "Generators.h"
+
+#include <cstring>
+
+using namespace mncc;
+using namespace mncc::codegen;
+
+namespace {
+
+/// Long words per PE one pass keeps in LM0 and LM1.
+constexpr int64_t kPassLongWords = 1024;
+
+enum class Arity { Unary, Binary };
+
+struct ElementwiseOp {
+  const char *opType;
+  Arity arity;
+};
+
+constexpr ElementwiseOp kOps[] = {
+    {"Relu", Arity::Unary},    {"Identity", Arity::Unary},
+    {"Neg", Arity::Unary},     {"Add", Arity::Binary},
+    {"Sub", Arity::Binary},    {"Mul", Arity::Binary},
+    {"Max", Arity::Binary},    {"Min", Arity::Binary},
+};
+
+const ElementwiseOp *findOp(const std::string &opType) {
+  for (const ElementwiseOp &op : kOps)
+    if (opType == op.opType)
+      return &op;
+  return nullptr;
+}
+
+bool sameGeometry(const DramForm &a, const DramForm &b) {
+  return a.type == b.type && a.shape == b.shape && a.order == b.order &&
+         a.groups == b.groups;
+}
+
+/// A scalar constant operand: one element known at compile time.
+std::optional<float> scalarConstant(const KernelTensor &tensor) {
+  if (!tensor.constant || tensor.constant->numElements() != 1 ||
+      tensor.constant->dtype() != reference::DType::Float32)
+    return std::nullopt;
+  return tensor.constant->data<float>()[0];
+}
+
+std::string singleImmediate(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "i\"0x%08x\"", bits);
+  return buffer;
+}
+
+class ElementwiseGenerator : public KernelGenerator {
+public:
+  const char *name() const override { return "elementwise"; }
+
+  bool matches(const KernelRequest &request,
+               std::string &whyNot) const override {
+    const ElementwiseOp *op = findOp(request.opType);
+    if (!op)
+      return false;
+    if (request.outputs.size() != 1 ||
+        request.outputs[0].form.type != DeviceType::Single) {
+      whyNot = "only single-precision results";
+      return false;
+    }
+    const DramForm &out = request.outputs[0].form;
+    size_t arity = op->arity == Arity::Unary ? 1 : 2;
+    if (request.inputs.size() != arity) {
+      whyNot = "expects " + std::to_string(arity) + " inputs";
+      return false;
+    }
+    for (size_t i = 0; i < arity; ++i) {
+      const KernelTensor &in = request.inputs[i];
+      if (sameGeometry(in.form, out))
+        continue;
+      // A scalar constant as the second operand becomes an immediate.
+      if (i == 1 && scalarConstant(in))
+        continue;
+      whyNot = "operands of different shapes or DRAM forms";
+      return false;
+    }
+    return true;
+  }
+
+  bool emit(const KernelRequest &request, VsmWriter &out,
+            KernelDescription &description,
+            std::string &error) const override {
+    const ElementwiseOp &op = *findOp(request.opType);
+    const DramForm &result = request.outputs[0].form;
+    FlatSpread spread(result);
+    bool binary = op.arity == Arity::Binary;
+    std::optional<float> immediate =
+        binary ? scalarConstant(request.inputs[1]) : std::nullopt;
+    if (binary && immediate && sameGeometry(request.inputs[1].form, result))
+      immediate.reset();
+    description.generator = name();
+    description.variant = std::string(request.opType) + ", flat over " +
+                          std::to_string(spread.peLongWords()) +
+                          " long words per PE" +
+                          (immediate ? ", immediate operand" : "");
+
+    if (immediate) {
+      // The constant fills GRF0 long words 0..1 of every PE.
+      out.step({"imm " + singleImmediate(*immediate) + " " +
+                peOperand(PeMemory::GRF0, Width::DoubleLong, 0, 0)});
+      out.nop();
+    }
+    FlatSpread inputA(request.inputs[0].form);
+    std::optional<FlatSpread> inputB;
+    if (binary && !immediate)
+      inputB.emplace(request.inputs[1].form);
+
+    for (int64_t first = 0; first < spread.peLongWords();
+         first += kPassLongWords) {
+      int64_t count = std::min(kPassLongWords, spread.peLongWords() - first);
+      inputA.emitLoad(out, first, count, PeMemory::LM0, 0);
+      if (inputB)
+        inputB->emitLoad(out, first, count, PeMemory::LM1, 0);
+      for (int64_t j = 0; j < count; j += 4) {
+        std::string a = peOperand(PeMemory::LM0, Width::Long, 2 * j);
+        std::string b =
+            immediate ? peOperand(PeMemory::GRF0, Width::Long, 0, 0)
+                      : peOperand(PeMemory::LM1, Width::Long, 2 * j);
+        std::string o = peOperand(PeMemory::LM1, Width::Long, 2 * j);
+        std::string expression;
+        if (op.opType == std::string_view("Relu"))
+          expression = "frelu " + a + " " + a + " " + o;
+        else if (op.opType == std::string_view("Identity"))
+          expression = "lpassa " + a + " " + o;
+        else if (op.opType == std::string_view("Neg"))
+          expression = "fvpassa -" + a + " " + o;
+        else if (op.opType == std::string_view("Add"))
+          expression = "fvadd " + a + " " + b + " " + o;
+        else if (op.opType == std::string_view("Sub"))
+          expression = "fvadd " + a + " -" + b + " " + o;
+        else if (op.opType == std::string_view("Mul"))
+          expression = "fvmul " + a + " " + b + " " + o;
+        else if (op.opType == std::string_view("Max"))
+          expression = "fmax " + a + " " + b + " " + o;
+        else if (op.opType == std::string_view("Min"))
+          expression = "fmin " + a + " " + b + " " + o;
+        out.step({expression});
+      }
+      // MAU results land ten cycles after their step: two steps before the
+      // store reads them.
+      out.nop(2);
+      spread.emitStore(out, first, count, PeMemory::LM1, 0);
+    }
+    description.parameters.push_back(
+        {"spread", "flat, " + std::to_string(spread.peLongWords()) +
+                       " lw per PE"});
+    (void)error;
+    return true;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<KernelGenerator> codegen::createElementwiseGenerator() {
+  return std::make_unique<ElementwiseGenerator>();
+}

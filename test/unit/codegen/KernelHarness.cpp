@@ -1,0 +1,175 @@
+//===- KernelHarness.cpp - Runs one kernel on the emulator ----------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/emu/Hazards.h"
+#include "mncc/emu/Parser.h"
+#include "mncc/emu/Simulator.h"
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+
+KernelRequest testing::makeRequest(
+    std::string opType, const std::vector<reference::Tensor> &inputs,
+    const std::vector<std::vector<int64_t>> &outputShapes, DeviceType type,
+    std::vector<bool> constantInputs) {
+  KernelRequest request;
+  request.opType = std::move(opType);
+  request.nodeName = "test";
+  constantInputs.resize(inputs.size(), false);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    KernelTensor tensor;
+    tensor.name = "in" + std::to_string(i);
+    tensor.form = DramForm::canonical(type, inputs[i].shape());
+    if (constantInputs[i])
+      tensor.constant = &inputs[i];
+    request.inputs.push_back(tensor);
+  }
+  for (size_t i = 0; i < outputShapes.size(); ++i) {
+    KernelTensor tensor;
+    tensor.name = "out" + std::to_string(i);
+    tensor.form = DramForm::canonical(type, outputShapes[i]);
+    request.outputs.push_back(tensor);
+  }
+  return request;
+}
+
+bool testing::runKernel(KernelRequest request,
+                        const std::vector<reference::Tensor> &inputs,
+                        reference::DType outputType, KernelRun &result,
+                        std::string &error, const HarnessOptions &options) {
+  std::string whyNot;
+  const KernelGenerator *generator = findKernelGenerator(request, whyNot);
+  if (!generator) {
+    error = "no generator: " + whyNot;
+    return false;
+  }
+  // DRAM addresses: one block after another, each 64-long-word aligned.
+  int64_t next = 4096;
+  std::vector<int64_t> customSizes(request.inputs.size(), -1);
+  for (size_t i = 0; i < request.inputs.size(); ++i) {
+    KernelTensor &tensor = request.inputs[i];
+    tensor.form.base = next;
+    std::optional<int64_t> custom =
+        tensor.constant ? generator->constantLongWords(request, i)
+                        : std::nullopt;
+    customSizes[i] = custom ? *custom : -1;
+    next += roundUp(custom ? *custom : tensor.form.groupLongWords(),
+                    kMvUnitLongWords) +
+            kMvUnitLongWords;
+  }
+  for (KernelTensor &tensor : request.outputs) {
+    tensor.form.base = next;
+    next += tensor.form.groupLongWords() + kMvUnitLongWords;
+  }
+
+  VsmWriter writer;
+  writer.comment("kernel " + request.opType);
+  if (!generator->emit(request, writer, result.description, error))
+    return false;
+  result.program = writer.take();
+
+  emu::Program program;
+  emu::Diagnostic diagnostic;
+  if (!emu::parseProgram(result.program, "kernel.vsm", program, diagnostic)) {
+    error = "the program does not parse: line " +
+            std::to_string(diagnostic.Line) + ":" +
+            std::to_string(diagnostic.Column) + ": " + diagnostic.Message;
+    return false;
+  }
+  for (const emu::Hazard &hazard : emu::checkHazards(program))
+    result.hazards.push_back(hazard.str("kernel.vsm"));
+
+  emu::Simulator simulator;
+  if (options.fillSeed)
+    simulator.fillRandom(options.fillSeed);
+  simulator.load(std::move(program));
+  for (size_t i = 0; i < request.inputs.size(); ++i) {
+    const KernelTensor &tensor = request.inputs[i];
+    DramImage image;
+    bool packed =
+        customSizes[i] >= 0
+            ? generator->packConstant(request, i, image, error)
+            : packHost(tensor.form, inputs[i], image, error);
+    if (!packed)
+      return false;
+    for (unsigned g = 0; g < image.groups; ++g) {
+      emu::Region region{emu::Space::DRAM, g, uint64_t(tensor.form.base),
+                         uint64_t(image.data[g].size())};
+      if (!simulator.write(region, image.data[g].data(), error))
+        return false;
+    }
+  }
+  if (!simulator.run(error))
+    return false;
+  result.stats = simulator.stats();
+  for (const KernelTensor &tensor : request.outputs) {
+    DramImage image;
+    image.groups = tensor.form.groups;
+    image.longWordsPerGroup = tensor.form.groupLongWords();
+    for (unsigned g = 0; g < image.groups; ++g) {
+      image.data[g].resize(size_t(image.longWordsPerGroup));
+      emu::Region region{emu::Space::DRAM, g, uint64_t(tensor.form.base),
+                         uint64_t(image.longWordsPerGroup)};
+      if (!simulator.read(region, image.data[g].data(), error))
+        return false;
+    }
+    reference::Tensor host;
+    if (!unpackHost(tensor.form, image, outputType, host, error))
+      return false;
+    result.outputs.push_back(std::move(host));
+  }
+  if (!options.keepProgram)
+    result.program.clear();
+  return true;
+}
+
+Comparison testing::compareTensors(const reference::Tensor &actual,
+                                   const reference::Tensor &expected,
+                                   double atol, double rtol) {
+  Comparison comparison;
+  if (actual.shape() != expected.shape() ||
+      actual.numElements() != expected.numElements()) {
+    comparison.within = false;
+    comparison.firstMismatch = "shapes differ";
+    return comparison;
+  }
+  for (int64_t i = 0; i < actual.numElements(); ++i) {
+    double a = actual.elementAsDouble(i), b = expected.elementAsDouble(i);
+    if (std::isinf(b) || std::isinf(a)) {
+      if (a != b && comparison.within) {
+        comparison.within = false;
+        comparison.firstMismatch = "element " + std::to_string(i) + ": " +
+                                   std::to_string(a) + " vs " +
+                                   std::to_string(b);
+      }
+      continue;
+    }
+    double diff = std::fabs(a - b);
+    comparison.maxAbs = std::max(comparison.maxAbs, diff);
+    if (b != 0)
+      comparison.maxRel = std::max(comparison.maxRel, diff / std::fabs(b));
+    if (!(diff <= atol + rtol * std::fabs(b)) && comparison.within) {
+      comparison.within = false;
+      std::ostringstream os;
+      os << "element " << i << ": " << a << " vs " << b;
+      comparison.firstMismatch = os.str();
+    }
+  }
+  return comparison;
+}
+
+reference::Tensor testing::randomTensor(std::vector<int64_t> shape,
+                                        uint64_t seed, float low, float high) {
+  reference::Tensor tensor(reference::DType::Float32, std::move(shape));
+  std::mt19937_64 engine(seed);
+  std::uniform_real_distribution<float> distribution(low, high);
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    tensor.data<float>()[i] = distribution(engine);
+  return tensor;
+}
