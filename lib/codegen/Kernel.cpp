@@ -55,7 +55,7 @@ codegen::kernelGenerators() {
       [] {
         std::vector<std::unique_ptr<KernelGenerator>> list;
         // Most specialised first; the general kernel for small tensors
-        // catches what nothing else takes.
+        // catches what nothing else takes (Generators.h).
         for (auto create : kernelGeneratorFactories())
           list.push_back(create());
         return list;

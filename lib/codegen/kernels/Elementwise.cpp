@@ -171,6 +171,10 @@ public:
 
 } // namespace
 
-std::unique_ptr<KernelGenerator> codegen::createElementwiseGenerator() {
+namespace {
+std::unique_ptr<KernelGenerator> createElementwiseGenerator() {
   return std::make_unique<ElementwiseGenerator>();
 }
+} // namespace
+
+MNCC_KERNEL_GENERATOR(Elementwise, 100, createElementwiseGenerator);

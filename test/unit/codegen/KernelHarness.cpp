@@ -49,6 +49,18 @@ bool testing::runKernel(KernelRequest request,
     error = "no generator: " + whyNot;
     return false;
   }
+  // The DRAM orders the kernel prefers, as the planner would give them
+  // when producer and consumers agree.
+  for (size_t i = 0; i < request.inputs.size() + request.outputs.size();
+       ++i) {
+    KernelTensor &tensor = i < request.inputs.size()
+                               ? request.inputs[i]
+                               : request.outputs[i - request.inputs.size()];
+    std::vector<unsigned> order = generator->preferredOrder(request, i);
+    if (!order.empty() && order.size() == tensor.form.shape.size())
+      tensor.form = DramForm::canonical(tensor.form.type, tensor.form.shape,
+                                        order);
+  }
   // DRAM addresses: one block after another, each 64-long-word aligned.
   int64_t next = 4096;
   std::vector<int64_t> customSizes(request.inputs.size(), -1);
