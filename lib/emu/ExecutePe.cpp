@@ -493,9 +493,10 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
   if (op.Where == Space::NoWrite)
     return;
   // The write mask: the destination's own, else the multi-line default if
-  // it covers this kind of destination (manual 3.6.2).
+  // it covers this kind of destination and no destination of the step has
+  // a mask of its own (manual 3.6.2.1, decision S33).
   MaskSpec mask = op.WriteMask;
-  if (mask.MaskKind == MaskSpec::Default) {
+  if (mask.MaskKind == MaskSpec::Default && !DefaultMaskCancelled) {
     uint8_t kind =
         op.Where == Space::GRF0                               ? MaskGrf0
         : op.Where == Space::GRF1                             ? MaskGrf1
@@ -1012,6 +1013,7 @@ bool isTransferToPe(Opcode op) {
 } // namespace
 
 void Machine::executeStep(const Statement &stmt) {
+  DefaultMaskCancelled = stmt.CancelsDefaultMask;
   bool forward = true;
   struct Pending {
     const Expression *Expr;

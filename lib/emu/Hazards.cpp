@@ -503,7 +503,11 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
     }
     maskReads(expr.ZeroFlush, nullptr, expr.Column, issue, line);
     for (const Operand &dst : expr.Destinations) {
-      maskReads(dst.WriteMask, &dst, dst.Column, issue, line);
+      // A single-line mask anywhere in the step cancels the multi-line
+      // one for all its destinations (decision S33).
+      if (dst.WriteMask.MaskKind != MaskSpec::Default ||
+          !stmt.CancelsDefaultMask)
+        maskReads(dst.WriteMask, &dst, dst.Column, issue, line);
       addressReads(dst, issue, line);
     }
   }

@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 namespace mncc::emu {
 
@@ -57,6 +58,24 @@ std::vector<Token> splitTokens(std::string_view text, uint32_t firstColumn) {
           {text.substr(start, i - start), firstColumn + uint32_t(start)});
   }
   return tokens;
+}
+
+/// A mask written apart from its operand or opcode ("$lr0v /$imr1", as the
+/// manual's example of 3.6.4 writes it) belongs to the token before it; the
+/// joined text is kept in storage.
+void joinMaskTokens(std::vector<Token> &tokens,
+                    std::vector<std::unique_ptr<std::string>> &storage) {
+  std::vector<Token> joined;
+  for (const Token &token : tokens) {
+    if (!joined.empty() && !token.Text.empty() && token.Text[0] == '/') {
+      storage.push_back(std::make_unique<std::string>(
+          std::string(joined.back().Text) + std::string(token.Text)));
+      joined.back().Text = *storage.back();
+      continue;
+    }
+    joined.push_back(token);
+  }
+  tokens = std::move(joined);
 }
 
 /// A cursor over one token, for the operand grammar.
@@ -1001,6 +1020,10 @@ bool LineParser::parseTransfer(const std::vector<Token> &tokens,
     if (!isPeSourceSpace(op.Where) ||
         op.WriteMask.MaskKind != MaskSpec::Default)
       return fail(op.Column, "expected a PE source operand");
+    // MNCore2.md 4.18: the matrix read latch feeds the ALU's first input
+    // only.
+    if (op.Where == Space::ForwardMread)
+      return fail(op.Column, "$mreadf is only the first ALU input");
     return true;
   };
   auto peDestinations = [&](size_t from) {
@@ -1562,6 +1585,229 @@ unsigned isMauGroup(Opcode op) {
          group == IssueGroup::MauRead;
 }
 
+/// What one operand of a PE memory touches in one cycle: the memory, the
+/// word address aligned to the access width and the width, and the
+/// addressing modes that move it at run time (T, j<madpe>).
+struct PeAccess {
+  Space Where = Space::None;
+  uint32_t Address = 0;
+  Width Size = Width::Word;
+  bool ThroughT = false;
+  bool MabAdjust = false;
+  uint8_t MaPe = 0;
+
+  bool operator==(const PeAccess &o) const {
+    return Where == o.Where && Address == o.Address && Size == o.Size &&
+           ThroughT == o.ThroughT && MabAdjust == o.MabAdjust &&
+           MaPe == o.MaPe;
+  }
+  bool operator!=(const PeAccess &o) const { return !(*this == o); }
+};
+
+bool isPeMemory(Space s) {
+  return s == Space::LM0 || s == Space::LM1 || s == Space::GRF0 ||
+         s == Space::GRF1;
+}
+
+PeAccess peAccess(const Operand &op, unsigned cycle) {
+  PeAccess a;
+  a.Where = op.Where;
+  a.Size = op.Size;
+  a.ThroughT = op.ThroughT;
+  a.MabAdjust = op.MabAdjust;
+  a.MaPe = op.MaPe;
+  uint32_t words = uint32_t(op.Size);
+  uint32_t address =
+      op.Flat ? op.Address[cycle] : op.Address[0] + uint32_t(op.Stride) * cycle;
+  a.Address = (address % wordSpaceSize(op.Where)) & ~(words - 1);
+  return a;
+}
+
+bool sameRegion(const Operand &a, const Operand &b) {
+  for (unsigned cycle = 0; cycle < 4; ++cycle)
+    if (peAccess(a, cycle) != peAccess(b, cycle))
+      return false;
+  return true;
+}
+
+/// The PE storage a destination writes through its own port: the four
+/// memories, T, the mask registers and each base address register.
+const char *writePortName(Space s) {
+  switch (s) {
+  case Space::LM0:
+    return "LM0";
+  case Space::LM1:
+    return "LM1";
+  case Space::GRF0:
+    return "GRF0";
+  case Space::GRF1:
+    return "GRF1";
+  case Space::T:
+    return "T";
+  case Space::MaskReg:
+    return "the mask registers";
+  case Space::BarLM0:
+    return "the LM0 base address register";
+  case Space::BarLM1:
+    return "the LM1 base address register";
+  default:
+    return nullptr;
+  }
+}
+
+bool usesLm0(const Operand &op) { return op.Where == Space::LM0; }
+
+/// The parallel issue conditions of manual 3.6.4 (restated in MNCore2.md
+/// 7.1.1) beyond one instruction per group: what the expressions of one
+/// step may share. The assembler checks each of them (docs/target/
+/// mncore2.md, decision S34, lists them and how PFN's programs settle
+/// each reading).
+bool checkIssueRules(LineParser &parser, const Statement &stmt) {
+  const std::vector<Expression> &exprs = stmt.Expressions;
+  const Expression *mau = nullptr, *vectorProduct = nullptr,
+                   *matrixWrite = nullptr, *zeroFlush = nullptr,
+                   *immediate = nullptr;
+  const Operand *matrixUse[2] = {nullptr, nullptr};
+  const Operand *firstRead[4] = {nullptr, nullptr, nullptr, nullptr};
+  const MaskSpec *firstMaskSpec = nullptr;
+  struct Writer {
+    Space Where;
+    const Expression *Expr;
+  };
+  std::vector<Writer> writers;
+  std::vector<const Operand *> lmWrites;
+  const Operand *lm0Access = nullptr;
+  auto memoryIndex = [](Space s) {
+    return s == Space::LM0 ? 0 : s == Space::LM1 ? 1 : s == Space::GRF0 ? 2 : 3;
+  };
+  // Every mask application reads one entry through one port: they must
+  // read the same entry, with the same word length (manual 3.6.2, 3.6.4).
+  auto checkMask = [&](const MaskSpec &mask, uint32_t column) {
+    if (mask.MaskKind == MaskSpec::Default)
+      return true;
+    if (!firstMaskSpec) {
+      firstMaskSpec = &mask;
+      return true;
+    }
+    if (mask.DoubleLong != firstMaskSpec->DoubleLong)
+      return parser.fail(column, "every mask of a step applies with the same "
+                                 "word length (manual 3.6.4)");
+    if (mask.MaskKind == MaskSpec::Register &&
+        firstMaskSpec->MaskKind == MaskSpec::Register &&
+        mask.Entry != firstMaskSpec->Entry)
+      return parser.fail(column, "the masks of a step read one mask register "
+                                 "entry (manual 3.6.4)");
+    return true;
+  };
+  for (const Expression &expr : exprs) {
+    IssueGroup group = issueGroup(expr);
+    bool isMau = group == IssueGroup::MauCalc ||
+                 group == IssueGroup::MauWrite || group == IssueGroup::MauRead;
+    if (isMau) {
+      // fmwrite and gmwrite are the same instruction under the name of the
+      // product they issue with (MNCore2.md 7.6).
+      if (mau && mau->Prec != expr.Prec)
+        return parser.fail(expr.Column, "MAU instructions issued together "
+                                        "have the same precision (manual "
+                                        "3.6.4)");
+      mau = &expr;
+    }
+    if (expr.Op == Opcode::VFma || expr.Op == Opcode::VMul)
+      vectorProduct = &expr;
+    if (expr.Op == Opcode::MWrite)
+      matrixWrite = &expr;
+    if (expr.Op == Opcode::Imm)
+      immediate = &expr;
+    if (expr.ZeroFlush.MaskKind != MaskSpec::Default) {
+      if (zeroFlush)
+        return parser.fail(expr.Column, "one zero-flush mask a step (manual "
+                                        "3.6.4)");
+      zeroFlush = &expr;
+      if (!checkMask(expr.ZeroFlush, expr.Column))
+        return false;
+    }
+    for (const Operand &op : expr.Sources) {
+      if (op.Where == Space::MatX || op.Where == Space::MatY) {
+        const Operand *&use = matrixUse[op.Where == Space::MatY];
+        if (use)
+          return parser.fail(op.Column, "a matrix register is used once a "
+                                        "step (manual 3.6.4)");
+        use = &op;
+      }
+      if (usesLm0(op) && !lm0Access)
+        lm0Access = &op;
+      if (!isPeMemory(op.Where))
+        continue;
+      // One read port per memory: every read of a step touches the same
+      // words in every cycle (manual 3.6.4; PFN's assembler reports two
+      // GRF0 operands of one iadd as a field conflict).
+      const Operand *&first = firstRead[memoryIndex(op.Where)];
+      if (!first)
+        first = &op;
+      else if (!sameRegion(*first, op))
+        return parser.fail(op.Column,
+                           std::string("the reads of ") +
+                               writePortName(op.Where) +
+                               " in a step touch the same words in every "
+                               "cycle (manual 3.6.4)");
+    }
+    for (const Operand &op : expr.Destinations) {
+      if (op.Where == Space::MatX || op.Where == Space::MatY) {
+        const Operand *&use = matrixUse[op.Where == Space::MatY];
+        if (use)
+          return parser.fail(op.Column, "a matrix register is used once a "
+                                        "step (manual 3.6.4)");
+        use = &op;
+      }
+      if (usesLm0(op) && !lm0Access)
+        lm0Access = &op;
+      if (!checkMask(op.WriteMask, op.Column))
+        return false;
+      const char *port = writePortName(op.Where);
+      if (!port)
+        continue;
+      for (const Writer &w : writers)
+        if (w.Where == op.Where && w.Expr != &expr)
+          return parser.fail(op.Column,
+                             std::string("two instructions of a step write ") +
+                                 port + " (manual 3.6.4)");
+      writers.push_back({op.Where, &expr});
+      if (op.Where == Space::LM0 || op.Where == Space::LM1)
+        lmWrites.push_back(&op);
+    }
+  }
+  // LM0 and LM1 have one port for reads and writes: a step that does both
+  // touches the same words with them (manual 3.6.4).
+  for (const Operand *w : lmWrites) {
+    const Operand *read = firstRead[memoryIndex(w->Where)];
+    if (read && !sameRegion(*read, *w))
+      return parser.fail(w->Column, std::string("a step that reads and "
+                                                "writes ") +
+                                        writePortName(w->Where) +
+                                        " touches the same words with both "
+                                        "(manual 3.6.4)");
+  }
+  if (immediate && lm0Access)
+    return parser.fail(lm0Access->Column,
+                       "'imm' does not issue with an LM0 access (manual "
+                       "3.6.4)");
+  // vfma / vmul with mwrite share the second input's path: the same
+  // operand with the same modifiers (manual 3.6.4).
+  if (vectorProduct && matrixWrite && vectorProduct->Sources.size() > 1 &&
+      !matrixWrite->Sources.empty()) {
+    const Operand &a = vectorProduct->Sources[1], &b = matrixWrite->Sources[0];
+    bool same = a.Where == b.Where && a.Negate == b.Negate &&
+                a.Extend == b.Extend && a.Reduce == b.Reduce;
+    if (same && isPeMemory(a.Where))
+      same = sameRegion(a, b);
+    if (!same)
+      return parser.fail(b.Column, "an mwrite issued with vfma or vmul reads "
+                                   "the product's second input, modifiers "
+                                   "included (manual 3.6.4)");
+  }
+  return true;
+}
+
 } // namespace
 
 bool parseProgram(std::string_view text, std::string_view fileName,
@@ -1614,6 +1860,7 @@ bool parseProgram(std::string_view text, std::string_view fileName,
     } else {
       // A PE statement: expressions joined by ';' issue in one step.
       stmt.StmtKind = Statement::Pe;
+      std::vector<std::unique_ptr<std::string>> joinedTokens;
       size_t start = 0;
       bool hasNop = false, hasWait = false, hasOther = false;
       while (start <= body.size()) {
@@ -1622,6 +1869,7 @@ bool parseProgram(std::string_view text, std::string_view fileName,
           semi = body.size();
         std::vector<Token> exprTokens = splitTokens(
             body.substr(start, semi - start), uint32_t(first + start) + 1);
+        joinMaskTokens(exprTokens, joinedTokens);
         if (!exprTokens.empty()) {
           Expression expr;
           if (!parser.parseExpression(exprTokens, expr, stmt.Repeat))
@@ -1656,6 +1904,12 @@ bool parseProgram(std::string_view text, std::string_view fileName,
       if (hasWait && !hasNop && !hasOther)
         return parser.fail(tokens[0].Column,
                            "'wait' must issue with another instruction");
+      if (!checkIssueRules(parser, stmt))
+        return false;
+      for (const Expression &expr : stmt.Expressions)
+        for (const Operand &dst : expr.Destinations)
+          if (dst.WriteMask.MaskKind != MaskSpec::Default)
+            stmt.CancelsDefaultMask = true;
     }
     out.Statements.push_back(std::move(stmt));
   }

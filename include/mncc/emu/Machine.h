@@ -257,6 +257,9 @@ private:
   bool RandomFill = false;
   uint64_t FillSeed = 0;
   MaskControl DefaultMask;
+  /// The step being executed has a single-line write mask, which cancels
+  /// DefaultMask for all of its destinations (decision S33).
+  bool DefaultMaskCancelled = false;
   Timing *Timer = nullptr;
   /// The L1BM turnaround registers (`$lbi`), TurnaroundLongWords per L1B,
   /// allocated on first use (ExecuteTransfer.cpp), and whether the step

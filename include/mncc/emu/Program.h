@@ -269,6 +269,10 @@ struct Statement {
   uint32_t Line = 0;
   /// nop/<n>: the step repeated n times.
   uint32_t Repeat = 1;
+  /// A destination of the step has a write mask of its own: the
+  /// multi-line `mask` setting applies to none of the step's destinations
+  /// (manual 3.6.2.1, decision S33).
+  bool CancelsDefaultMask = false;
   std::vector<Expression> Expressions;
   DebugAccess Debug;
   MaskControl Mask;

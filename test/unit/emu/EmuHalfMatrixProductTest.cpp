@@ -21,14 +21,16 @@ using namespace mncc::emu;
 
 namespace {
 
-// In LM0 (addresses in words; "v" steps through the four cycles): matrix x
-// from long words 0-7 of every PE, then y = x b + c and y = x b with b at
-// long words 8-11 and c at 16-23; the results go to 24-31 and 32-39.
+// Matrix x from long words 0-7 of LM0 of every PE, then y = x b + c and
+// y = x b with b at LM0 long words 8-11 and c at LM1 long words 0-7
+// ("v" steps through the four cycles; each memory is read at one address a
+// step, manual 3.6.4); the results go to GRF0 and GRF1 long words 0-7.
 const char *kProgram = "hmwrite $llm0v $llx0\n"
                        "hmwrite $llm0v $llx8\n"
-                       "hmfma $lx $lm16v $llm32v $llm48v\n"
-                       "hmmul $lx $lm16v $llm64v\n";
-constexpr unsigned kInputLongWords = 24, kOutputLongWords = 16;
+                       "hmfma $lx $lm16v $lln0v $llr0v\n"
+                       "hmmul $lx $lm16v $lls0v\n";
+constexpr unsigned kMatrixLongWords = 12, kAddendLongWords = 8,
+                   kOutputLongWords = 8;
 
 /// Restores the 512-bit paths however the test ends.
 struct PathsRestored {
@@ -63,19 +65,26 @@ uint64_t randomSingles(std::mt19937_64 &random, bool special) {
   return word;
 }
 
-/// Long words 24-39 of every PE after the program, on the given data.
-std::vector<uint64_t> run(const std::vector<uint64_t> &lm0) {
+/// GRF0 and GRF1 long words 0-7 of every PE after the program, on the
+/// given LM0 and LM1 data.
+std::vector<uint64_t> run(const std::vector<uint64_t> &lm0,
+                          const std::vector<uint64_t> &lm1) {
   Simulator sim;
   std::string error;
   EXPECT_TRUE(sim.load(kProgram, "products.vsm", error)) << error;
-  EXPECT_TRUE(sim.write({Space::LM0, AllInstances, 0, kInputLongWords},
+  EXPECT_TRUE(sim.write({Space::LM0, AllInstances, 0, kMatrixLongWords},
                         lm0.data(), error))
       << error;
+  EXPECT_TRUE(sim.write({Space::LM1, AllInstances, 0, kAddendLongWords},
+                        lm1.data(), error))
+      << error;
   EXPECT_TRUE(sim.run(error)) << error;
-  std::vector<uint64_t> out(size_t(NumPes) * kOutputLongWords);
-  EXPECT_TRUE(
-      sim.read({Space::LM0, AllInstances, kInputLongWords, kOutputLongWords},
-               out.data(), error))
+  std::vector<uint64_t> out(size_t(NumPes) * kOutputLongWords * 2);
+  EXPECT_TRUE(sim.read({Space::GRF0, AllInstances, 0, kOutputLongWords},
+                       out.data(), error))
+      << error;
+  EXPECT_TRUE(sim.read({Space::GRF1, AllInstances, 0, kOutputLongWords},
+                       out.data() + size_t(NumPes) * kOutputLongWords, error))
       << error;
   return out;
 }
@@ -84,18 +93,18 @@ TEST(EmuHalfMatrixProduct, EveryPathGivesTheSameBits) {
   PathsRestored restored;
   for (bool special : {false, true}) {
     std::mt19937_64 random(special ? 11 : 10);
-    std::vector<uint64_t> lm0(size_t(NumPes) * kInputLongWords, 0);
+    std::vector<uint64_t> lm0(size_t(NumPes) * kMatrixLongWords, 0);
+    std::vector<uint64_t> lm1(size_t(NumPes) * kAddendLongWords, 0);
     for (unsigned pe = 0; pe < NumPes; ++pe) {
-      uint64_t *words = &lm0[size_t(pe) * kInputLongWords];
-      for (unsigned k = 0; k < 12; ++k) // the matrix, then b
-        words[k] = randomHalves(random, special);
-      for (unsigned k = 16; k < 24; ++k)
-        words[k] = randomSingles(random, special);
+      for (unsigned k = 0; k < kMatrixLongWords; ++k) // the matrix, then b
+        lm0[size_t(pe) * kMatrixLongWords + k] = randomHalves(random, special);
+      for (unsigned k = 0; k < kAddendLongWords; ++k)
+        lm1[size_t(pe) * kAddendLongWords + k] = randomSingles(random, special);
     }
     std::vector<uint64_t> first;
     for (bool wide : {true, false}) {
       allowWideMatVec(wide);
-      std::vector<uint64_t> out = run(lm0);
+      std::vector<uint64_t> out = run(lm0, lm1);
       if (first.empty()) {
         first = out;
         // Not a vacuous comparison: the products wrote something.
@@ -107,9 +116,10 @@ TEST(EmuHalfMatrixProduct, EveryPathGivesTheSameBits) {
       }
       for (size_t i = 0; i < out.size(); ++i)
         ASSERT_EQ(out[i], first[i])
-            << "special " << special << " wide " << wide << " pe "
-            << i / kOutputLongWords << " long word "
-            << kInputLongWords + i % kOutputLongWords;
+            << "special " << special << " wide " << wide << " long word "
+            << i % kOutputLongWords << " of "
+            << (i < size_t(NumPes) * kOutputLongWords ? "GRF0" : "GRF1")
+            << " of pe " << i / kOutputLongWords % NumPes;
     }
   }
 }

@@ -68,14 +68,14 @@ TEST(EmuHazards, AutoStrideRangesOverlap) {
 TEST(EmuHazards, MauResultsNeedTwoStepsBetween) {
   // fvfma in cycle 0 completes in cycle 10: a read in cycle 8 is early,
   // one in cycle 12 is not.
-  std::vector<Hazard> h = check("fvfma $lm0 $lm2 $lm4 $ln0\n"
+  std::vector<Hazard> h = check("fvfma $lm0 $lr2 $ls4 $ln0\n"
                                 "nop\n"
                                 "lpassa $ln0 $lr0\n");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].Location, "$n0");
   EXPECT_EQ(h[0].ReadCycle, 8u);
   EXPECT_EQ(h[0].ReadyCycle, 10u);
-  EXPECT_TRUE(check("fvfma $lm0 $lm2 $lm4 $ln0\n"
+  EXPECT_TRUE(check("fvfma $lm0 $lr2 $ls4 $ln0\n"
                     "nop/2\n"
                     "lpassa $ln0 $lr0\n")
                   .empty());
@@ -83,7 +83,7 @@ TEST(EmuHazards, MauResultsNeedTwoStepsBetween) {
 
 TEST(EmuHazards, ForwardingHoldsThePreviousStepOnly) {
   // The next step may read $aluf and $mauf.
-  EXPECT_TRUE(check("linc $lr0 $lr2 ; fvmul $lm0 $lm2 $ln0\n"
+  EXPECT_TRUE(check("linc $lr0 $lr2 ; fvmul $lm0 $ls2 $ln0\n"
                     "linc $aluf $lr4 ; fvadd $mauf $lm2 $ln4\n")
                   .empty());
   // nop and noforward leave the latches as they are.
@@ -250,19 +250,25 @@ TEST(EmuHazards, AddressInputsAreReadAStepEarly) {
 }
 
 TEST(EmuHazards, MaskRegistersAreReadByMaskedWrites) {
-  std::vector<Hazard> h = check("ixor $lr0 $lr2 $omr1\n"
+  std::vector<Hazard> h = check("ixor $lr0 $ls2 $omr1\n"
                                 "lpassa $lr4 $lr6/$imr1\n");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].Location, "$omr1");
   EXPECT_EQ(h[0].Column, 13u);
   // The multi-line mask reads its entry for every destination it covers.
-  h = check("ixor $lr0 $lr2 $omr1\n"
+  h = check("ixor $lr0 $ls2 $omr1\n"
             "maskr 1\n"
             "lpassa $lr4 $lr6\n");
   ASSERT_EQ(h.size(), 1u);
-  EXPECT_TRUE(check("ixor $lr0 $lr2 $omr1\n"
+  EXPECT_TRUE(check("ixor $lr0 $ls2 $omr1\n"
                     "maskr 1\n"
                     "lpassa $lr4 $ls6\n")
+                  .empty());
+  // A single-line mask in the step cancels the multi-line one (S33): only
+  // the entry it names is read.
+  EXPECT_TRUE(check("ixor $lr0 $ls2 $omr1\n"
+                    "maskr 1\n"
+                    "lpassa $lr4 $lr6 ; fvpassa $lm0 $ln0/1111\n")
                   .empty());
 }
 

@@ -97,13 +97,14 @@ TEST_F(EmuMachine, FixedInputsFollowThePePosition) {
 }
 
 TEST_F(EmuMachine, IntegerAddSubAndTheirFlags) {
-  run("d set $lr0 1 7FFFFFFFFFFFFFFF\nd set $lr2 1 0000000000000001\n"
-      "ladd $lr0 $lr2 $lr4 $omr1\n"
-      "uladd $lr0 $lr2 $omr2\n"
-      "d set $lr10 1 00000001FFFFFFFF\nd set $lr12 1 0000000200000001\n"
-      "uiadd $lr10 $lr12 $lr14 $omr3\n"
-      "d set $lr16 1 0005000080000001\nd set $lr18 1 0003000100010001\n"
-      "ssub $lr16 $lr18 $lr20 $omr4\n"
+  // The second inputs come from GRF1: one GRF0 read a step (manual 3.6.4).
+  run("d set $lr0 1 7FFFFFFFFFFFFFFF\nd set $ls2 1 0000000000000001\n"
+      "ladd $lr0 $ls2 $lr4 $omr1\n"
+      "uladd $lr0 $ls2 $omr2\n"
+      "d set $lr10 1 00000001FFFFFFFF\nd set $ls12 1 0000000200000001\n"
+      "uiadd $lr10 $ls12 $lr14 $omr3\n"
+      "d set $lr16 1 0005000080000001\nd set $ls18 1 0003000100010001\n"
+      "ssub $lr16 $ls18 $lr20 $omr4\n"
       "uldec $lr20 $omr5\n");
   // Signed: the flag says the result is not negative (manual 3.6.9).
   EXPECT_EQ(grf0(0, 4), 0x8000000000000000u);
@@ -120,15 +121,15 @@ TEST_F(EmuMachine, IntegerAddSubAndTheirFlags) {
 }
 
 TEST_F(EmuMachine, LogicShiftsAndIntegerMaxMin) {
-  run("d set $lr0 1 0000000000000001\nd set $lr2 1 000000000000003F\n"
-      "llsl $lr0 $lr2 $lr4\n"
-      "d set $lr6 1 8000000000000000\nd set $lr8 1 0000000000000004\n"
-      "llsr $lr6 $lr8 $lr10\nullsr $lr6 $lr8 $lr12\n"
+  run("d set $lr0 1 0000000000000001\nd set $ls2 1 000000000000003F\n"
+      "llsl $lr0 $ls2 $lr4\n"
+      "d set $lr6 1 8000000000000000\nd set $ls8 1 0000000000000004\n"
+      "llsr $lr6 $ls8 $lr10\nullsr $lr6 $ls8 $lr12\n"
       "d set $lr14 1 F000000000000001\n"
-      "lbsl $lr14 $lr8 $lr16\nlbsr $lr16 $lr8 $lr18\n"
+      "lbsl $lr14 $ls8 $lr16\nlbsr $lr16 $ls8 $lr18\n"
       "llnot $lr20 $lr22 $omr1\nlnot $lr20 $lr24\n"
-      "d set $lr26 1 FFFF000100000000\nd set $lr28 1 0001FFFF00000000\n"
-      "smax $lr26 $lr28 $lr30 $omr2\nusmax $lr26 $lr28 $lr32\n"
+      "d set $lr26 1 FFFF000100000000\nd set $ls28 1 0001FFFF00000000\n"
+      "smax $lr26 $ls28 $lr30 $omr2\nusmax $lr26 $ls28 $lr32\n"
       "lxor $lr26 $lr26 $omr3\n");
   EXPECT_EQ(grf0(0, 4), 0x8000000000000000u);
   EXPECT_EQ(grf0(0, 10), 0xf800000000000000u); // arithmetic
@@ -149,16 +150,16 @@ TEST_F(EmuMachine, LogicShiftsAndIntegerMaxMin) {
 TEST_F(EmuMachine, FloatAluOperations) {
   run("d set $lr0 1 3F800000C0000000\n"
       "frelu $lr0 $lr0 $lr2 $omr1\n"
-      "d set $lr4 1 BFF0000000000000\nd set $lr6 1 4008000000000000\n"
-      "dlrelud $lr4 $lr6 $lr8\ndlreluo $lr4 $lr6 $lr10\n"
-      "dilrelud $lr4 $lr6 $lr12\ndlrelud $lr6 $lr4 $lr14\n"
+      "d set $lr4 1 BFF0000000000000\nd set $ls6 1 4008000000000000\n"
+      "dlrelud $lr4 $ls6 $lr8\ndlreluo $lr4 $ls6 $lr10\n"
+      "dilrelud $lr4 $ls6 $lr12\ndlrelud $ls6 $lr4 $lr14\n"
       "d set $lr16 1 C004000000000000\nd set $lr18 1 3FE8000000000000\n"
       "dfloor $lr16 $lr20\ndfloor $lr18 $lr22\n"
       "d set $lr24 1 C0200000501502F9\n"
       "fftoi $lr24 $lr26\nufftoi $lr24 $lr28\n"
       "d set $lr30 1 3F00BF0000000000\nhfloor $lr30 $lr32\n"
-      "d set $lr34 1 8000000000000000\nd set $lr36 1 0000000000000000\n"
-      "dmax $lr34 $lr36 $lr38 $omr2\nfmin $lr0 $lr36 $lr40\n");
+      "d set $lr34 1 8000000000000000\nd set $ls36 1 0000000000000000\n"
+      "dmax $lr34 $ls36 $lr38 $omr2\nfmin $lr0 $ls36 $lr40\n");
   // relu: the sign of x picks y or -0; the flag is x >= 0.
   EXPECT_EQ(grf0(0, 2), 0x3f80000080000000u);
   EXPECT_EQ(flags(0, 1), 0xcu);
@@ -182,10 +183,10 @@ TEST_F(EmuMachine, FloatAluOperations) {
 TEST_F(EmuMachine, MauVectorFmaIsBitExact) {
   // The manual's truncated-multiplier example (docs decision 7) in word 0,
   // 1 * 2 + 1 = 3 in word 1.
-  run("d set $lr0 1 498000083F800000\nd set $lr2 1 4980000840000000\n"
-      "d set $lr4 1 D38000003F800000\n"
-      "fvfma $lr0 $lr2 $lr4 $lr6 $omr1\n"
-      "fvfma -$lr0 $lr2 $lr4 $lr8 $omr2\n");
+  run("d set $lr0 1 498000083F800000\nd set $ls2 1 4980000840000000\n"
+      "d set $lm4 1 D38000003F800000\n"
+      "fvfma $lr0 $ls2 $lm4 $lr6 $omr1\n"
+      "fvfma -$lr0 $ls2 $lm4 $lr8 $omr2\n");
   EXPECT_EQ(grf0(0, 6), 0x4a00001040400000u);
   EXPECT_EQ(flags(0, 1), 0xfu);
   // -a * b + c: lane 1 is -1, whose flag (inverted sign) is 0.
@@ -196,9 +197,9 @@ TEST_F(EmuMachine, MauVectorFmaIsBitExact) {
 TEST_F(EmuMachine, DoubleVectorHalvesPassTheAddendElsewhere) {
   // dvfmau multiplies on PEs 0 and 1 only; PEs 2 and 3 output c, normalised
   // (-0 becomes +0).
-  run("d set $lr0 1 4000000000000000\nd set $lr2 1 4008000000000000\n"
-      "d set $lr4 1 8000000000000000\n"
-      "dvfmau $lr0 $lr2 $lr4 $lr6\n");
+  run("d set $lr0 1 4000000000000000\nd set $ls2 1 4008000000000000\n"
+      "d set $lm4 1 8000000000000000\n"
+      "dvfmau $lr0 $ls2 $lm4 $lr6\n");
   EXPECT_EQ(grf0(0, 6), 0x4018000000000000u);
   EXPECT_EQ(grf0(1, 6), 0x4018000000000000u);
   EXPECT_EQ(grf0(2, 6), 0u);
@@ -209,8 +210,8 @@ TEST_F(EmuMachine, WriteMasksCoverCyclesAndQuarters) {
   run("d set $lr0 4 l1l2l3l4\n"
       "lpassa $lr0v $lr8v/0101\n"
       "lpassa/0011 $lr0v $lr16v\n"
-      "d set $lr40 1 0005000080000001\nd set $lr42 1 0003000100010001\n"
-      "ssub $lr40 $lr42 $omr2\n"
+      "d set $lr40 1 0005000080000001\nd set $ls42 1 0003000100010001\n"
+      "ssub $lr40 $ls42 $omr2\n"
       "d set $lr30 1 1111222233334444\nd set $lr32 1 AAAABBBBCCCCDDDD\n"
       "lpassa $lr30 $lr32/$imr2\n"
       "d set $lr44 2 l1111222233334444l5555666677778888\n"
@@ -235,6 +236,21 @@ TEST_F(EmuMachine, WriteMasksCoverCyclesAndQuarters) {
   EXPECT_EQ(grf0(0, 50), 0x5555666677778888u);
   // The multi-line mask applies to GRF0 with "maskr".
   EXPECT_EQ(grf0(0, 52), 0x1111bbbb33334444u);
+}
+
+TEST_F(EmuMachine, ASingleLineMaskCancelsTheMultiLineOneForTheStep) {
+  // Manual 3.6.2.1: a single-line mask cancels the multi-line setting for
+  // its step and applies to its own destination only (decision S33).
+  // Entry 16 enables no cycle: with "maskr 16" GRF0 writes are dropped,
+  // except in the step where another destination has a mask of its own.
+  run("d set $lr0 4 l1l2l3l4\n"
+      "maskr 16\n"
+      "lpassa $lr0v $lr8v\n"
+      "lpassa $lr0v $lr16v ; fvpassa $lm0 $ln0/0110\n"
+      "mask 0\n");
+  EXPECT_EQ(grf0(0, 8), 0u);
+  EXPECT_EQ(grf0(0, 16), 1u);
+  EXPECT_EQ(grf0(0, 22), 4u);
 }
 
 TEST_F(EmuMachine, MaskRegisterWritesAreMasked) {
@@ -268,16 +284,17 @@ TEST_F(EmuMachine, BaseAddressAndMabAdjust) {
 }
 
 TEST_F(EmuMachine, StepReadsBeforeWritesAndForwarding) {
-  run("d set $lr0 1 3FF0000000000000\nd set $lr2 1 4000000000000000\n"
-      "lpassa $lr0 $lr2 ; dvpassa $lr2 $lr4\n"
+  // lpassa writes GRF1's $ls2 in the step that dvpassa reads it.
+  run("d set $lr0 1 3FF0000000000000\nd set $ls2 1 4000000000000000\n"
+      "lpassa $lr0 $ls2 ; dvpassa $ls2 $lr4\n"
       "d set $lr10 1 0000000000000041\n"
       "linc $lr10 $nowrite\n"
       "noforward; lpassa $lr0 $lr12\n"
       "lpassa $aluf $lr14\n"
       "lpassa $subpeid $lr16\nmsl $lr16 $lr18\nmsr $lr16 $lr20\n"
       "imm i\"5\" $lr22\nimmu i\"5\" $lr24\n");
-  EXPECT_EQ(grf0(0, 2), 0x3ff0000000000000u);
-  EXPECT_EQ(grf0(0, 4), 0x4000000000000000u); // the old $lr2
+  EXPECT_EQ(M->readLong(Space::GRF1, 0, 2), 0x3ff0000000000000u);
+  EXPECT_EQ(grf0(0, 4), 0x4000000000000000u); // the old $ls2
   EXPECT_EQ(grf0(0, 14), 0x42u);              // noforward kept linc's
   EXPECT_EQ(grf0(0, 18), 3u);                 // msl: PE 3 -> PE 0
   EXPECT_EQ(grf0(1, 18), 0u);

@@ -65,7 +65,7 @@ TEST(EmuParser, DecodesOperandAddressing) {
 TEST(EmuParser, BareStrideIsOneAccessWidth) {
   // "v" alone advances one access width per cycle, "v<n>" n words
   // (decision S22).
-  Program p = parseOk("lpassa $m0v $llm0v\nlpassa $lm0v $lm0v4\n");
+  Program p = parseOk("lpassa $m0v $lln0v\nlpassa $lm0v $ln0v4\n");
   EXPECT_EQ(p.Statements[0].Expressions[0].Sources[0].Stride, 1u);
   EXPECT_EQ(p.Statements[0].Expressions[0].Destinations[0].Stride, 4u);
   EXPECT_EQ(p.Statements[1].Expressions[0].Sources[0].Stride, 2u);
@@ -104,8 +104,8 @@ TEST(EmuParser, RejectsNowriteWithAnotherDestination) {
 }
 
 TEST(EmuParser, ResolvesAluPrecisionPrefixes) {
-  Program p = parseOk("llnot $lr0 $lr2\nuiadd $r0 $r1 $r2\nlnot $lr0 $lr2\n"
-                      "hmax $lr0 $lr2 $lr4\nmsl $lr0 $lr2\nimmu i\"-1\" $r0\n");
+  Program p = parseOk("llnot $lr0 $lr2\nuiadd $r0 $s1 $r2\nlnot $lr0 $lr2\n"
+                      "hmax $lr0 $ls2 $lr4\nmsl $lr0 $lr2\nimmu i\"-1\" $r0\n");
   EXPECT_EQ(p.Statements[0].Expressions[0].Op, Opcode::Lnot);
   EXPECT_EQ(p.Statements[0].Expressions[0].Prec, Precision::L);
   EXPECT_EQ(p.Statements[1].Expressions[0].Op, Opcode::Add);
@@ -313,7 +313,7 @@ TEST(EmuParserTransfers, SurvivesTruncatedOpcodes) {
 TEST(EmuParser, ChecksMauPrecisionModifiers) {
   // 'r' turns a single into a half input; 'e' extends from one format
   // lower, so neither fits every operand (manual 3.6.6).
-  Program p = parseOk("hvfma $lr0r $ls0 $lm0e $ln0\nfvfma $maufe $lr0 $lr2 "
+  Program p = parseOk("hvfma $lr0r $ls0 $lm0e $ln0\nfvfma $maufe $lr0 $ls2 "
                       "$lr4\n");
   EXPECT_TRUE(p.Statements[0].Expressions[0].Sources[0].Reduce);
   EXPECT_EQ(p.Statements[1].Expressions[0].Sources[0].Where, Space::ForwardMau);
@@ -324,6 +324,86 @@ TEST(EmuParser, ChecksMauPrecisionModifiers) {
             std::string::npos);
   EXPECT_NE(parseError("fvfma $lr0r $ls0 $lm0 $ln0\n").Message.find("'r'"),
             std::string::npos);
+}
+
+/// The error of a one-line program: its column and whether the message
+/// says `says`.
+::testing::AssertionResult refusedAt(const char *text, uint32_t column,
+                                     const char *says) {
+  Program program;
+  Diagnostic error;
+  if (parseProgram(text, "t.vsm", program, error))
+    return ::testing::AssertionFailure() << "accepted: " << text;
+  if (error.Line != 1 || error.Column != column ||
+      error.Message.find(says) == std::string::npos)
+    return ::testing::AssertionFailure() << text << ": " << error.str();
+  return ::testing::AssertionSuccess();
+}
+
+TEST(EmuParser, IssueRulesOfManual364) {
+  // Two MAU instructions of a step share their precision (fmwrite and
+  // gmwrite are one instruction named after the product beside it).
+  EXPECT_TRUE(refusedAt("gmmul $lx $lm0v $ln0v ; fmwrite $ls0v $ly0\n", 25,
+                        "same precision"));
+  parseOk("gmmul $lx $lm0v $ln0v ; gmwrite $ls0v $ly0\n");
+  // A matrix register once a step.
+  EXPECT_TRUE(refusedAt("dmwrite $lr0v $lx0 ; dmread $lx0 $ls0v\n", 29,
+                        "matrix register is used once"));
+  // Two instructions never write the same PE storage, at any address.
+  EXPECT_TRUE(refusedAt("lpassa $lr0 $lm0 ; fvpassa $ls0 $lm8\n", 33,
+                        "two instructions of a step write LM0"));
+  EXPECT_TRUE(refusedAt("ipassa $lr0 $omr1 ; fvpassa $ls0 $omr2\n", 34,
+                        "write the mask registers"));
+  // One read port: every read of a memory touches the same words, within
+  // one instruction (PFN's assembler: "field conflict between in_grf0 and
+  // in_grf0") and across instructions.
+  EXPECT_TRUE(
+      refusedAt("iadd $lr0v $lr4v $lr8v\n", 12, "reads of GRF0 in a step"));
+  EXPECT_TRUE(refusedAt("lpassa $lr0 $ls0 ; fvpassa $lr2 $ln0\n", 28,
+                        "reads of GRF0"));
+  EXPECT_TRUE(refusedAt("lpassa $lr0v $ls0 ; fvpassa $r0v $ln0\n", 29,
+                        "reads of GRF0"));
+  parseOk("dvadd $lr0v $lr0v $ln0v ; lpassa $lr0v $ls0v\n");
+  // A GRF reads and writes in one step at different addresses (1R1W).
+  parseOk("lpassa $lr0 $lr2\n");
+  // LM0 and LM1 read and write through one port: the same words.
+  EXPECT_TRUE(refusedAt("lpassa $lm0v $lm8v\n", 14, "reads and writes LM0"));
+  EXPECT_TRUE(refusedAt("fvpassa $ln0 $lr0 ; lpassa $ls0 $ln2\n", 33,
+                        "reads and writes LM1"));
+  parseOk("dvadd $lm0v $lr0v $lm0v\n");
+  // imm does not issue with an LM0 access.
+  EXPECT_TRUE(refusedAt("imm i\"1\" $lr0 ; fvpassa $lm0 $ln0\n", 25,
+                        "'imm' does not issue with an LM0 access"));
+  EXPECT_TRUE(refusedAt("imm i\"1\" $lm0\n", 10, "'imm'"));
+  parseOk("imm i\"1\" $lr0 ; fvpassa $ln0 $ls0\n");
+  // One zero-flush mask a step; every mask reads one entry, with one word
+  // length.
+  EXPECT_TRUE(refusedAt("lpassa/$imr1 $lr0 $ls0 ; fvpassa/$imr1 $lm0 $ln0\n",
+                        26, "one zero-flush mask"));
+  EXPECT_TRUE(refusedAt("lpassa $lr0 $ls0/$imr1 ; fvpassa $lm0 $ln0/$imr2\n",
+                        39, "one mask register entry"));
+  EXPECT_TRUE(refusedAt("lpassa/$imr1 $lr0 $ls0/$imr3\n", 19,
+                        "one mask register entry"));
+  EXPECT_TRUE(
+      refusedAt("lpassa $lr0 $ls0/$imr1 ; fvpassa $lm0 $ln0/$llimr1\n", 39,
+                "same word length"));
+  parseOk("lpassa/$imr1 $lr0 $ls0/$imr1 ; fvpassa $lm0 $ln0/1010\n");
+  // vfma / vmul with mwrite: the same second input, modifiers included.
+  EXPECT_TRUE(refusedAt("fvfma $lr0 -$ls0 $lm0 $ln0 ; fmwrite $ls0 $lx0\n",
+                        38, "second input"));
+  parseOk("fvfma $lr0 $ls0 $lm0 $ln0 ; fmwrite $ls0 $lx0\n");
+  // $mreadf feeds the ALU's first input only, $nowrite is a destination
+  // alone.
+  EXPECT_TRUE(refusedAt("dmwrite $mreadf $lx0\n", 9, "$mreadf"));
+  EXPECT_TRUE(refusedAt("l1bmm@0 $mreadf $lb0\n", 9, "$mreadf"));
+  EXPECT_TRUE(refusedAt("fvpassa $mreadf $ln0\n", 9, "$mreadf"));
+  EXPECT_TRUE(refusedAt("lpassa $lr0 $nowrite $ls0\n", 13, "$nowrite"));
+  EXPECT_TRUE(refusedAt("l1bmp $lb0 $lr0 $nowrite\n", 17, "$nowrite"));
+  // The manual's own example of a full step (without l2bmdarw), masks
+  // written apart from their operands as it writes them.
+  parseOk("noforward; l2bmb $lc256 $lb0 ; l1bmm $lbi $lr0v /$imr1; "
+          "l1bmrdfadd $lr8v $lb256 ; gmmul $lx $lm0v $ln0v /$imr1; "
+          "gmwrite $ls0v $ly0 ; hrelu/$imr1 $t $t $t ; wait i01\n");
 }
 
 TEST(EmuParserTransfers, DecodesReductionsAboveTheL1bm) {

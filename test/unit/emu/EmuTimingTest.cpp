@@ -61,7 +61,7 @@ TEST_F(EmuTiming, DebugAndMaskStatementsTakeNoTime) {
 }
 
 TEST_F(EmuTiming, EachExpressionBusiesItsUnitForTheStep) {
-  const TimingStats &s = time("fvfma $lm0 $lm2 $lm4 $ln0 ; linc $lr0v $lr8v\n"
+  const TimingStats &s = time("fvfma $lm0 $ls2 $ls2 $ln0 ; linc $lr0v $lr8v\n"
                               "gmwrite $lr16v $ly0\n"
                               "gmread $ly0 $lr40v\n"
                               "l2bmb@3 $lc8 $lb16\n"
@@ -295,7 +295,7 @@ TEST_F(EmuTiming, WaitFindsEveryTransferOfItsTag) {
 TEST_F(EmuTiming, TraceKeepsOneEventPerInstruction) {
   time("linc $lr0v $ln8v\n", /*trace=*/false);
   EXPECT_TRUE(T->events().empty());
-  time("fvfma $lm0 $lm2 $lm4 $ln0 ; linc $lr0v $lr8v\n"
+  time("fvfma $lm0 $ls2 $ls2 $ln0 ; linc $lr0v $lr8v\n"
        "mvp/n64 $p0 $d0\n",
        /*trace=*/true);
   const std::vector<TraceEvent> &events = T->events();

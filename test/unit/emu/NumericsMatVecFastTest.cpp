@@ -348,24 +348,26 @@ protected:
   /// The MABs checked: every 37th for half, every 53rd for pseudo-single.
   static bool checked(unsigned mab) { return mab % 37 == 0 || mab % 53 == 0; }
 
-  /// Random half blocks in words [firstWord, firstWord + words) of GRF0 of
-  /// the checked MABs' PEs (the others compute on zeros).
-  void fillGrf(Random &random, uint32_t firstWord, uint32_t words) {
+  /// Random half blocks in words [firstWord, firstWord + words) of GRF0
+  /// (or GRF1) of the checked MABs' PEs (the others compute on zeros).
+  void fillGrf(Random &random, uint32_t firstWord, uint32_t words,
+               Space grf = Space::GRF0) {
     for (unsigned pe = 0; pe < NumPes; ++pe) {
       if (!checked(pe / PesPerMab))
         continue;
       for (uint32_t w = firstWord; w < firstWord + words; w += 2) {
         uint16_t block[HalfBlockSize];
         randomHalfBlock(random, block);
-        M->writeLong(Space::GRF0, pe, w,
+        M->writeLong(grf, pe, w,
                      uint64_t(block[0]) << 48 | uint64_t(block[1]) << 32 |
                          uint64_t(block[2]) << 16 | block[3]);
       }
     }
   }
 
-  /// hmfma / hmmul of register `space` with b at word bWord (long, one
-  /// per cycle) and c at cWord (double long), result at yWord.
+  /// hmfma / hmmul of register `space` with b at GRF0 word bWord (long,
+  /// one per cycle) and c at GRF1 word cWord (double long), result at GRF0
+  /// word yWord.
   void checkHalf(Space space, uint32_t bWord, uint32_t cWord, uint32_t yWord,
                  bool withC) {
     for (unsigned mab = 0; mab < NumMabs; mab += 37) {
@@ -385,7 +387,7 @@ protected:
           unsigned pe = pe0 + i / 4, slot = i % 4;
           uint32_t cWordOf = cWord + 4 * cycle + slot / 2 * 2;
           uint32_t yWordOf = yWord + 4 * cycle + slot / 2 * 2;
-          uint32_t c = withC ? uint32_t(M->readLong(Space::GRF0, pe, cWordOf) >>
+          uint32_t c = withC ? uint32_t(M->readLong(Space::GRF1, pe, cWordOf) >>
                                         (32 - 32 * (slot % 2)))
                              : 0;
           uint32_t y = uint32_t(M->readLong(Space::GRF0, pe, yWordOf) >>
@@ -401,27 +403,30 @@ protected:
 };
 
 TEST_F(EmuMatrixFastPath, HalfAndPseudoSingleMatchPerElementPath) {
+  // Each memory is read at one address a step (manual 3.6.4): b from GRF0,
+  // c from GRF1.
   Random random(3);
   fillGrf(random, 0, 128);
+  fillGrf(random, 0, 128, Space::GRF1);
   run("hmwrite $llr0v $llx0\nhmwrite $llr16v $llx8\n"
-      "hmfma $lx $lr32v $llr64v $llr80v\n");
+      "hmfma $lx $lr32v $lls64v $llr80v\n");
   checkHalf(Space::MatX, 32, 64, 80, true);
   // New contents of the same register: the decoded copy must follow.
   fillGrf(random, 0, 32);
   run("hmwrite $llr0v $llx0\nhmwrite $llr16v $llx8\n"
       "hmmul $lx $lr40v $llr96v\n");
   checkHalf(Space::MatX, 40, 0, 96, false);
-  // A register written and read in one step: the product uses the old
-  // contents (reads before writes), the next step the new ones.
+  // A register read and then written: the product uses the old contents,
+  // the next one the new ones.
   fillGrf(random, 0, 32);
-  run("hmfma $lx $lr32v $llr64v $llr80v ; hmwrite $llr0v $llx0\n");
+  run("hmfma $lx $lr32v $lls64v $llr80v\nhmwrite $llr0v $llx0\n");
   fillGrf(random, 0, 32);
-  run("hmwrite $llr16v $llx8\nhmfma $lx $lr32v $llr64v $llr80v\n");
+  run("hmwrite $llr16v $llx8\nhmfma $lx $lr32v $lls64v $llr80v\n");
   checkHalf(Space::MatX, 32, 64, 80, true);
 
   // The same register read at pseudo-single precision: rows 0-7 of eight
   // singles, b two singles a PE, y and c two singles a PE.
-  run("gmfma $lx $lr32v $lr48v $lr112v\n");
+  run("gmfma $lx $lr32v $ls48v $lr112v\n");
   for (unsigned mab = 0; mab < NumMabs; mab += 53) {
     unsigned pe0 = mab * PesPerMab;
     uint32_t rows[8][8];
@@ -436,7 +441,7 @@ TEST_F(EmuMatrixFastPath, HalfAndPseudoSingleMatchPerElementPath) {
                         (32 - 32 * (j % 2)));
       for (unsigned i = 0; i < 8; ++i) {
         unsigned pe = pe0 + i / 2;
-        uint32_t c = uint32_t(M->readLong(Space::GRF0, pe, 48 + 2 * cycle) >>
+        uint32_t c = uint32_t(M->readLong(Space::GRF1, pe, 48 + 2 * cycle) >>
                               (32 - 32 * (i % 2)));
         uint32_t y = uint32_t(M->readLong(Space::GRF0, pe, 112 + 2 * cycle) >>
                               (32 - 32 * (i % 2)));
