@@ -121,16 +121,9 @@ MemoryImage::instanceImages(const Layout &layout) const {
   return images;
 }
 
-unsigned stagingThreadCount() {
-  long requested = 8;
-  if (const char *text = std::getenv("CODEGEN_N_TRANSPOSE_THREADS")) {
-    char *end = nullptr;
-    long parsed = std::strtol(text, &end, 10);
-    if (end != text && *end == '\0' && parsed > 0)
-      requested = parsed;
-  }
-  long hardware = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(std::clamp(requested, 1L, hardware));
+unsigned stagingThreadCount(int64_t requested) {
+  int64_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::clamp<int64_t>(requested, 1, hardware));
 }
 
 namespace {

@@ -1,7 +1,8 @@
 //===- Staging.h - Host tensors <-> device memory images --------*- C++ -*-===//
 //
 // Packs a row-major host tensor into the memory images a layout implies and
-// unpacks it back, with std::thread workers (CODEGEN_N_TRANSPOSE_THREADS).
+// unpacks it back, with std::thread workers (CODEGEN_N_TRANSPOSE_THREADS,
+// which the caller passes in StagingOptions::numThreads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,15 +117,21 @@ private:
   lowerBound(const SiteKey &site) const;
 };
 
+/// CODEGEN_N_TRANSPOSE_THREADS's default.
+constexpr int64_t kDefaultStagingThreads = 8;
+
 struct StagingOptions {
   MemoryKind memory = MemoryKind::LM0;
-  /// Worker threads; 0 takes stagingThreadCount().
+  /// Worker threads; 0 takes stagingThreadCount(). A compile passes
+  /// stagingThreadCount(options.CODEGEN_N_TRANSPOSE_THREADS).
   unsigned numThreads = 0;
 };
 
-/// CODEGEN_N_TRANSPOSE_THREADS (default 8), clamped to
-/// [1, std::thread::hardware_concurrency()].
-unsigned stagingThreadCount();
+/// The workers `requested` threads give: clamped to
+/// [1, std::thread::hardware_concurrency()]. The library does not read the
+/// environment; the driver reads CODEGEN_N_TRANSPOSE_THREADS into the
+/// compile options (mncc/pipeline/Options.h).
+unsigned stagingThreadCount(int64_t requested = kDefaultStagingThreads);
 
 /// Bytes of a host tensor, left uninitialized on allocation (unpack()
 /// writes every byte).

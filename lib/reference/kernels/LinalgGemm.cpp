@@ -22,6 +22,8 @@
 
 #include "LinalgGemm.h"
 
+#include "mncc/reference/Threads.h"
+
 #include "../eigen/EigenProducts.h"
 
 #include <algorithm>
@@ -41,21 +43,33 @@
 
 using namespace mncc::reference;
 
-/// Thread count set by the test hook, 0 when none.
+/// Thread count set by the tools (setNumThreads), and by the test hook (0
+/// when none).
+static std::atomic<int> configuredThreads{kDefaultNumThreads};
 static std::atomic<int> forcedThreads{0};
 
+void mncc::reference::setNumThreads(int threads) {
+  configuredThreads.store(std::clamp(threads, 1, kMaxNumThreads),
+                          std::memory_order_relaxed);
+}
+
+int mncc::reference::getNumThreads() {
+  return configuredThreads.load(std::memory_order_relaxed);
+}
+
+int mncc::reference::threadCountFromText(const char *text) {
+  int value = text ? std::atoi(text) : 0;
+  return value > 0 ? std::min(value, kMaxNumThreads) : kDefaultNumThreads;
+}
+
 int linalg::numThreads() {
-  static const int threads = [] {
-    const char *text = std::getenv("MNCC_REFERENCE_THREADS");
-    int value = text ? std::atoi(text) : 0;
-    return value > 0 ? std::min(value, 256) : 2;
-  }();
   int forced = forcedThreads.load(std::memory_order_relaxed);
-  return forced > 0 ? forced : threads;
+  return forced > 0 ? forced : getNumThreads();
 }
 
 void linalg::forceNumThreads(int threads) {
-  forcedThreads.store(std::clamp(threads, 0, 256), std::memory_order_relaxed);
+  forcedThreads.store(std::clamp(threads, 0, kMaxNumThreads),
+                      std::memory_order_relaxed);
 }
 
 namespace {

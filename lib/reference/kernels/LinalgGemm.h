@@ -17,11 +17,12 @@
 
 namespace mncc::reference::linalg {
 
-/// Threads the kernels use: MNCC_REFERENCE_THREADS, else 2.
+/// Threads the kernels use: forceNumThreads's, else setNumThreads's
+/// (mncc/reference/Threads.h; the tools pass MNCC_REFERENCE_THREADS), else 2.
 int numThreads();
 
-/// Test hook: makes numThreads() return `threads` (0: back to the
-/// environment's count).
+/// Test hook: makes numThreads() return `threads` (0: back to
+/// setNumThreads's count).
 void forceNumThreads(int threads);
 
 /// Runs fn(begin, end) over [0, count) split into fixed chunks of `grain`

@@ -602,16 +602,18 @@ TEST(StagingTest, SameImageForAnyThreadCount) {
         0);
 }
 
-TEST(StagingTest, ThreadCountComesFromTheEnvironment) {
+// The count comes from the caller (CODEGEN_N_TRANSPOSE_THREADS through the
+// compile options), never from the environment.
+TEST(StagingTest, ThreadCountIsTheRequestClampedToTheHardware) {
   unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(stagingThreadCount(1), 1u);
+  EXPECT_EQ(stagingThreadCount(100000), hardware);
+  EXPECT_EQ(stagingThreadCount(0), 1u);
+  EXPECT_EQ(stagingThreadCount(-5), 1u);
+  EXPECT_EQ(stagingThreadCount(), std::min(8u, hardware));
   setenv("CODEGEN_N_TRANSPOSE_THREADS", "1", 1);
-  EXPECT_EQ(stagingThreadCount(), 1u);
-  setenv("CODEGEN_N_TRANSPOSE_THREADS", "100000", 1);
-  EXPECT_EQ(stagingThreadCount(), hardware);
-  setenv("CODEGEN_N_TRANSPOSE_THREADS", "abc", 1);
   EXPECT_EQ(stagingThreadCount(), std::min(8u, hardware));
   unsetenv("CODEGEN_N_TRANSPOSE_THREADS");
-  EXPECT_EQ(stagingThreadCount(), std::min(8u, hardware));
 }
 
 } // namespace
