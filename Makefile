@@ -12,7 +12,7 @@ FUZZ_SECONDS ?= 60
 
 .PHONY: all deps configure build test demo install format clean fuzz-onnx \
 	fuzz-vsm fuzz-configure \
-	supported-ops
+	supported-ops options-doc
 
 all: build
 
@@ -64,6 +64,10 @@ fuzz-vsm: fuzz-configure
 	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/bin/mncc-vsm-parser-fuzzer \
 	  -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 \
 	  -artifact_prefix=$(FUZZ_DIR)/findings/ $(FUZZ_DIR)/corpus-vsm
+
+# Regenerates the tables of docs/options.md from OptionTable.def.
+options-doc: build
+	$(PYTHON) scripts/update-options-doc.py $(BUILD_DIR)/bin/mncc docs/options.md
 
 # Regenerates docs/supported-ops.md from a conformance run.
 supported-ops: build

@@ -24,6 +24,8 @@
 #include "mncc/interpreter/ValueFiles.h"
 #include "mncc/onnx/Export.h"
 #include "mncc/onnx/Import.h"
+#include "mncc/reference/Threads.h"
+#include "mncc/support/ToolOptions.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -39,6 +41,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -301,9 +304,13 @@ void findCases(const std::string &root,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  mncc::setToolVersionPrinter();
+  mncc::hideUnrelatedOptions({&category});
   cl::ParseCommandLineOptions(argc, argv,
                               "mncc-conformance: ONNX test data through mncc\n");
+  // mncc's own run-time variable for pfvm:cpu, read once, here.
+  mncc::reference::setNumThreads(mncc::reference::threadCountFromText(
+      std::getenv("MNCC_REFERENCE_THREADS")));
   DialectRegistry registry;
   mncc::registerAllDialects(registry);
 

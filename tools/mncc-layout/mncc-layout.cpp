@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mncc/Version.h"
 #include "mncc/layout/Layout.h"
 #include "mncc/layout/LayoutAlgebra.h"
 #include "mncc/layout/Staging.h"
@@ -25,7 +26,8 @@ const char *const kUsage =
     "       mncc-layout locate LAYOUT --index I0,I1,... [--json]\n"
     "       mncc-layout validate LAYOUT [--dtype f16|bf16|f32|f64|i8|...] "
     "[--memory LM0|LM1|L1BM|L2BM|PDM|DRAM]\n"
-    "       mncc-layout switch-plan FROM TO\n";
+    "       mncc-layout switch-plan FROM TO\n"
+    "       mncc-layout --version\n";
 
 int usageError(const std::string &message) {
   std::fprintf(stderr, "error: %s\n%s", message.c_str(), kUsage);
@@ -194,6 +196,11 @@ int main(int argc, char **argv) {
     return runSwitchPlan(args);
   if (command == "--help" || command == "-h") {
     std::printf("%s", kUsage);
+    return 0;
+  }
+  if (command == "--version") {
+    std::printf("mncc version %s (MLIR %s)\n", MNCC_VERSION_STRING,
+                MNCC_LLVM_VERSION_STRING);
     return 0;
   }
   return usageError("unknown command '" + command + "'");

@@ -10,10 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "mncc/Registration.h"
-#include "mncc/Version.h"
 #include "mncc/onnx/Export.h"
 #include "mncc/onnx/Import.h"
+#include "mncc/pipeline/Options.h"
 #include "mncc/support/Diagnostics.h"
+#include "mncc/support/ToolOptions.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/AsmState.h"
@@ -70,7 +71,7 @@ cl::opt<uint64_t> externalDataThreshold(
     "external-data-threshold",
     cl::desc("Export tensors of at least this many bytes as ONNX external "
              "data (0: none; the MNCORE_USE_EXTERNAL_DATA_FORMAT environment "
-             "variable set to 1 makes it 1024)"),
+             "variable set to 1 (or true, on, yes) makes it 1024)"),
     cl::init(0), cl::cat(category));
 
 cl::opt<std::string> externalDataFile(
@@ -114,6 +115,10 @@ int importOnnx(MLIRContext &context) {
   return 0;
 }
 
+/// MNCORE_USE_EXTERNAL_DATA_FORMAT, read once by main and parsed as the
+/// compile options parse it (mncc/pipeline/Options.h).
+bool useExternalDataFormat = false;
+
 int exportOnnx(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
@@ -121,10 +126,8 @@ int exportOnnx(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return 1;
   mncc::OnnxExportOptions options;
   options.externalDataThresholdBytes = externalDataThreshold;
-  if (!options.externalDataThresholdBytes)
-    if (const char *env = std::getenv("MNCORE_USE_EXTERNAL_DATA_FORMAT");
-        env && llvm::StringRef(env) == "1")
-      options.externalDataThresholdBytes = 1024;
+  if (!options.externalDataThresholdBytes && useExternalDataFormat)
+    options.externalDataThresholdBytes = 1024;
 
   std::unique_ptr<llvm::ToolOutputFile> dataOutput;
   if (options.externalDataThresholdBytes) {
@@ -171,13 +174,23 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
-  cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
-    os << "mncc version " << MNCC_VERSION_STRING << " (MLIR "
-       << MNCC_LLVM_VERSION_STRING << ")\n";
-  });
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  mncc::setToolVersionPrinter();
+  mncc::hideUnrelatedOptions({&category}, /*keepMlirOptions=*/true);
   cl::ParseCommandLineOptions(argc, argv,
                               "mncc-translate: ONNX models in and out of MLIR\n");
+
+  // The one compile option mncc-translate acts on; the others are for
+  // mncc compile.
+  mncc::pipeline::OptionRequest request;
+  if (const char *value = std::getenv("MNCORE_USE_EXTERNAL_DATA_FORMAT"))
+    request.environment["MNCORE_USE_EXTERNAL_DATA_FORMAT"] = value;
+  auto resolved = mncc::pipeline::resolveCompileOptions(request);
+  if (!resolved) {
+    llvm::errs() << "mncc-translate: error: "
+                 << llvm::toString(resolved.takeError()) << "\n";
+    return 1;
+  }
+  useExternalDataFormat = resolved->options.MNCORE_USE_EXTERNAL_DATA_FORMAT;
 
   if (action == Action::CheckOnnx) {
     std::string problem = mncc::checkOnnxFile(inputFilename);
