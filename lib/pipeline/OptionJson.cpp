@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 using namespace mncc::pipeline;
@@ -91,13 +92,19 @@ std::optional<std::string> scalarText(const json &value) {
     return value.get_ref<const std::string &>();
   if (value.is_boolean())
     return std::string(value.get<bool>() ? "1" : "0");
-  if (value.is_number_integer())
-    return std::to_string(value.get<int64_t>());
+  // is_number_integer() holds for unsigned numbers too: ask first.
   if (value.is_number_unsigned())
     return std::to_string(value.get<uint64_t>());
+  if (value.is_number_integer())
+    return std::to_string(value.get<int64_t>());
   if (value.is_number_float()) {
     char buffer[40];
     double number = value.get<double>();
+    // 1000.0 (or 1e3) is 1000, which an int option takes.
+    if (std::floor(number) == number && std::fabs(number) < 1e15) {
+      std::snprintf(buffer, sizeof(buffer), "%.0f", number);
+      return std::string(buffer);
+    }
     for (int precision = 1; precision <= 17; ++precision) {
       std::snprintf(buffer, sizeof(buffer), "%.*g", precision, number);
       if (std::strtod(buffer, nullptr) == number)

@@ -97,6 +97,26 @@ TEST_F(OptionResolution, ASetVariableBeatsOptionJsonEnvs) {
                 " ignored: the environment sets CODEGEN_SA_STEPS=7");
 }
 
+TEST_F(OptionResolution, OptionJsonNumbersKeepTheirValue) {
+  std::string file = write(
+      "o.json", R"({"envs": {"CODEGEN_SA_STEPS": 18446744073709551615}})");
+  request.direct = {{"option_json", file}};
+  EXPECT_EQ(error(),
+            "CODEGEN_SA_STEPS=18446744073709551615 (from option_json " + file +
+                "): expected an integer");
+  file = write("o.json", R"({"envs": {"CODEGEN_MAX_TIME_SLICE": -3}})");
+  EXPECT_EQ(error(), "CODEGEN_MAX_TIME_SLICE=-3 (from option_json " + file +
+                         "): must be at least 1");
+  file = write("o.json", R"({"envs": {"CODEGEN_MAX_TIME_SLICE": 1.5}})");
+  EXPECT_EQ(error(), "CODEGEN_MAX_TIME_SLICE=1.5 (from option_json " + file +
+                         "): expected an integer");
+  // An integral float is that integer.
+  file = write("o.json", R"({"envs": {"CODEGEN_MAX_TIME_SLICE": 1e3}})");
+  auto resolved = resolve();
+  ASSERT_TRUE(static_cast<bool>(resolved));
+  EXPECT_EQ(resolved->options.CODEGEN_MAX_TIME_SLICE, 1000);
+}
+
 TEST_F(OptionResolution, OptionJsonDoesNotNest) {
   std::string inner =
       write("inner.json", R"({"args": ["--float_dtype=half"]})");
