@@ -30,3 +30,8 @@ section "5. The same graph with layouts stripped: the host computation"
 section "6. pfvm:cpu, the host reference executor, runs the model (mncc run)"
 "$bin/mncc" run --device=pfvm:cpu "$model" --random-inputs 0 \
   --output-dir "$build/demo-out" --repeat 20 --profile
+
+section "7. The compiler: the phases that exist, into a codegen_dir (mncc compile)"
+"$bin/mncc" compile "$model" -o "$build/demo-codegen" --option_json=O1 2>&1
+(cd "$build/demo-codegen" && find . -type f | sort)
+sed -n '/^accepted, not implemented:/,/^$/p' "$build/demo-codegen/compile.log"

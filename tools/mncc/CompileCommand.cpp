@@ -222,6 +222,7 @@ int mncc::tool::runCompile(const char *argv0) {
     llvm::outs() << "mncc: stopped after "
                  << getPhaseInfo(*result.lastPhase).name << ": "
                  << result.stopReason << "\n";
+  llvm::outs().flush(); // before the note, when both go to one pipe
   if (!result.notImplemented.empty())
     llvm::errs() << "mncc: note: " << result.notImplemented.size()
                  << (result.notImplemented.size() == 1 ? " option is"
