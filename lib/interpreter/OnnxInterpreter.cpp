@@ -1,6 +1,7 @@
 //===- OnnxInterpreter.cpp - pfvm:cpu over the onnx dialect ---------------===//
 
 #include "mncc/interpreter/OnnxInterpreter.h"
+#include "mncc/interpreter/KernelAttributes.h"
 
 #include "mncc/dialects/onnx/OnnxOps.h"
 #include "mncc/onnx/TensorIo.h"
@@ -217,15 +218,6 @@ std::string describe(Operation *op, StringRef opType) {
   return text + "(" + opType.str() + ")";
 }
 
-reference::DType elementTypeOf(Type type) {
-  if (auto tensor = llvm::dyn_cast<TensorType>(type))
-    return referenceDTypeOf(tensor.getElementType());
-  if (auto seq = llvm::dyn_cast<onnx::SeqType>(type))
-    return elementTypeOf(seq.getElementType());
-  if (auto opt = llvm::dyn_cast<onnx::OptType>(type))
-    return elementTypeOf(opt.getElementType());
-  return reference::DType::Undefined;
-}
 
 /// A scalar float32 known before the run: an initializer or a Constant.
 std::optional<float> constantScalar(Value value) {
@@ -349,7 +341,7 @@ void Preparer::planConcatInPlace(
     auto axisAttribute = op.getAttrOfType<IntegerAttr>("axis");
     if (!type || !type.hasStaticShape() || !axisAttribute)
       continue;
-    reference::DType dtype = elementTypeOf(type);
+    reference::DType dtype = kernelElementTypeOf(type);
     if (dtype == reference::DType::Undefined ||
         dtype == reference::DType::String)
       continue;
@@ -366,7 +358,7 @@ void Preparer::planConcatInPlace(
     for (Value operand : op.getOperands()) {
       auto operandType = llvm::dyn_cast<RankedTensorType>(operand.getType());
       if (!operandType || !operandType.hasStaticShape() ||
-          elementTypeOf(operandType) != dtype)
+          kernelElementTypeOf(operandType) != dtype)
         break; // the later inputs' places are unknown
       if (Operation *producer = inPlaceProducer(operand, block)) {
         auto producerStep = stepOf.find(producer);
@@ -391,64 +383,7 @@ void Preparer::planConcatInPlace(
 FailureOr<KernelAttribute> Preparer::convertAttribute(Operation *op,
                                                       StringRef name,
                                                       mlir::Attribute value) {
-  KernelAttribute result;
-  if (auto integer = llvm::dyn_cast<IntegerAttr>(value)) {
-    result.kind = KernelAttribute::Kind::Int;
-    result.i = integer.getValue().getSExtValue();
-  } else if (auto floating = llvm::dyn_cast<FloatAttr>(value)) {
-    result.kind = KernelAttribute::Kind::Float;
-    result.f = static_cast<float>(floating.getValueAsDouble());
-  } else if (auto text = llvm::dyn_cast<StringAttr>(value)) {
-    result.kind = KernelAttribute::Kind::String;
-    result.s = text.str();
-  } else if (auto type = llvm::dyn_cast<TypeAttr>(value)) {
-    result.kind = KernelAttribute::Kind::TypeProto;
-    result.elementType = elementTypeOf(type.getValue());
-  } else if (auto elements = llvm::dyn_cast<ElementsAttr>(value)) {
-    auto tensor = tensorFromAttribute(elements);
-    if (!tensor)
-      return op->emitError("attribute '")
-             << name << "': " << llvm::toString(tensor.takeError());
-    result.kind = KernelAttribute::Kind::Tensor;
-    result.t = std::move(*tensor);
-  } else if (auto ints = llvm::dyn_cast<DenseI64ArrayAttr>(value)) {
-    result.kind = KernelAttribute::Kind::Ints;
-    result.ints.assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
-  } else if (auto floats = llvm::dyn_cast<DenseF32ArrayAttr>(value)) {
-    result.kind = KernelAttribute::Kind::Floats;
-    result.floats.assign(floats.asArrayRef().begin(),
-                         floats.asArrayRef().end());
-  } else if (auto array = llvm::dyn_cast<ArrayAttr>(value)) {
-    // An empty list could be of any kind; kernels read it with the
-    // accessor of the kind they expect, so it is offered as every kind.
-    result.kind = KernelAttribute::Kind::Ints;
-    for (mlir::Attribute element : array) {
-      if (auto integer = llvm::dyn_cast<IntegerAttr>(element)) {
-        result.kind = KernelAttribute::Kind::Ints;
-        result.ints.push_back(integer.getValue().getSExtValue());
-      } else if (auto floating = llvm::dyn_cast<FloatAttr>(element)) {
-        result.kind = KernelAttribute::Kind::Floats;
-        result.floats.push_back(floating.getValueAsDouble());
-      } else if (auto text = llvm::dyn_cast<StringAttr>(element)) {
-        result.kind = KernelAttribute::Kind::Strings;
-        result.strings.push_back(text.str());
-      } else if (auto elements = llvm::dyn_cast<ElementsAttr>(element)) {
-        auto tensor = tensorFromAttribute(elements);
-        if (!tensor)
-          return op->emitError("attribute '")
-                 << name << "': " << llvm::toString(tensor.takeError());
-        result.kind = KernelAttribute::Kind::Tensors;
-        result.tensors.push_back(std::move(*tensor));
-      } else {
-        return op->emitError("attribute '")
-               << name << "' holds a value pfvm:cpu cannot pass on";
-      }
-    }
-  } else {
-    return op->emitError("attribute '")
-           << name << "' has a kind pfvm:cpu cannot pass on";
-  }
-  return result;
+  return convertOnnxAttribute(op, name, value);
 }
 
 LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
@@ -550,7 +485,7 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
   }
   auto addOutput = [&](Value result) {
     step.outputSlots.push_back(slotOf(result));
-    step.outputTypes.push_back(elementTypeOf(result.getType()));
+    step.outputTypes.push_back(kernelElementTypeOf(result.getType()));
   };
   if (outputSegments.empty()) {
     for (Value result : op->getResults())

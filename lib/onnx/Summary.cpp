@@ -45,9 +45,9 @@ const llvm::StringSet<> kDataMovement = {
     "Transpose", "Unsqueeze", "Dropout", "Initializer",      "None",
     "Yield",     "ScatterND", "ScatterElements", "Range",     "EyeLike"};
 
-/// FLOPs of one node, or -1 when shapes are unknown. `estimated` is set
-/// when the count is a rule of thumb rather than the operator's arithmetic.
-int64_t flopsOf(Operation *op, bool &estimated) {
+} // namespace
+
+int64_t mncc::nodeFlops(Operation *op, bool &estimated) {
   llvm::StringRef type = op->getName().stripDialect();
   estimated = false;
   if (kDataMovement.contains(type))
@@ -122,6 +122,8 @@ int64_t flopsOf(Operation *op, bool &estimated) {
   return out;
 }
 
+namespace {
+
 std::string humanCount(double value, const char *unit) {
   const char *prefixes[] = {"", " K", " M", " G", " T", " P"};
   int index = 0;
@@ -187,7 +189,7 @@ ModelSummary mncc::summarizeModel(ModuleOp module) {
     }
     ++summary.operatorCounts[op->getName().stripDialect().str()];
     bool estimated = false;
-    int64_t flops = flopsOf(op, estimated);
+    int64_t flops = nodeFlops(op, estimated);
     if (flops < 0) {
       ++summary.unknownNodes;
       return;

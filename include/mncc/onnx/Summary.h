@@ -26,6 +26,11 @@ struct ModelSummary {
   int64_t unknownNodes = 0;
 };
 
+/// Floating-point operations of one node (a multiply-add counting 2), or
+/// -1 when its shapes are unknown; `estimated` is set when the count is a
+/// rule of thumb (one operation per output element).
+int64_t nodeFlops(mlir::Operation *op, bool &estimated);
+
 /// Counts operators, parameters (initializers) and FLOPs of the graph of
 /// an imported model (the onnx dialect).
 ModelSummary summarizeModel(mlir::ModuleOp module);

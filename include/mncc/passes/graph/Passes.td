@@ -34,4 +34,94 @@ def StripLayouts : Pass<"mngraph-strip-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["::mncc::graph::GraphDialect"];
 }
 
+def PlanDtypes : Pass<"mncc-plan-dtypes", "mlir::ModuleOp"> {
+  let summary = "Gives every floating tensor its device format (float_dtype)";
+  let description = [{
+    Decides the device format of each float32 tensor by `float_dtype` and
+    inserts `onnx.Cast` where a format changes. In the graph stage and after,
+    `f16` is MN-Core 2's half (1-6-9, docs/target/mncore2.md), not IEEE
+    binary16.
+
+    - `mixed`: the inputs and outputs of Gemm, MatMul and Conv are half
+      (their bias stays single); everything else single.
+    - `half` / `double`: every float32 tensor becomes half / double; the
+      graph's inputs and outputs keep their host type, converted by the host
+      when it stages them (the Casts at the boundary are folded into staging
+      later).
+    - `float`: nothing changes.
+
+    A Cast of a constant is done by the host at staging; a Cast back to the
+    format a value came from is removed.
+
+    Example (`float-dtype=mixed`): `%y = onnx.Gemm(%x, %w, %b)` on f32
+    becomes `%xh = onnx.Cast(%x) {to = 10}`, `%wh = onnx.Cast(%w)`, a Gemm on
+    f16 operands with an f16 result, and `onnx.Cast(%y) {to = 1}` for its
+    single users.
+  }];
+  let options = [
+    Option<"floatDtype", "float-dtype", "std::string", "\"mixed\"",
+           "mixed, half, float or double (the float_dtype option)">,
+  ];
+}
+
+def PlanLocations : Pass<"mncc-plan-locations", "mlir::ModuleOp"> {
+  let summary = "Decides which tensors live in DRAM and which stay in LM";
+  let description = [{
+    Marks the op producing each tensor with `mngraph.location = "dram"` or
+    `"lm"`. The first schedulers keep every tensor in DRAM between kernels
+    (docs/codegen.md C1), so today every tensor is `"dram"`; weights of
+    GEMMs are `"dram"` whatever CODEGEN_GEMM_FORCE_WEIGHT_ON_DRAM says.
+  }];
+  let options = [
+    Option<"gemmForceWeightOnDram", "gemm-force-weight-on-dram", "bool",
+           "false", "CODEGEN_GEMM_FORCE_WEIGHT_ON_DRAM">,
+  ];
+}
+
+def PlanLayouts : Pass<"mncc-plan-layouts", "mlir::ModuleOp"> {
+  let summary = "Gives every device tensor its layout (the legacy planner)";
+  let description = [{
+    Chooses the DRAM form of every tensor (docs/codegen.md C2, C4): its DRAM
+    order is the one its producer's kernel prefers, or for graph inputs and
+    order-agnostic operators (element-wise, Cast) the one its consumers or
+    operands have; `mngraph.layout_switch` moves a tensor between orders
+    where a consumer wants another. Every tensor type then carries the
+    `#mngraph.layout` of its form. Entries of `layout-spec` and
+    `gemm-layout-spec` override the planner; an entry that matches no tensor
+    is an error unless `allow-unused-layout-spec`.
+
+    Every node must have a device kernel: one that has none is an error
+    naming the node, its operator and why each kernel refused it.
+  }];
+  let options = [
+    Option<"layoutPlanner", "layout-planner", "std::string", "\"lpz\"",
+           "lpz, bidi or legacy (today every planner is legacy)">,
+    Option<"layoutSpec", "layout-spec", "std::string", "\"\"",
+           "A layout_spec JSON file">,
+    Option<"gemmLayoutSpec", "gemm-layout-spec", "std::string", "\"\"",
+           "A gemm_layout_spec JSON file">,
+    Option<"allowUnusedLayoutSpec", "allow-unused-layout-spec", "bool",
+           "false", "CODEGEN_ALLOW_UNUSED_LAYOUT_SPEC">,
+    Option<"ignoreLayoutCheck", "ignore-layout-check", "bool", "false",
+           "CODEGEN_IGNORE_LAYOUT_CHECK: skip validating layout_spec "
+           "layouts against the hardware">,
+  ];
+  let dependentDialects = ["::mncc::graph::GraphDialect"];
+}
+
+def TimeSlice : Pass<"mncc-time-slice", "mlir::ModuleOp"> {
+  let summary = "Splits tensors too large for the memories into time slices";
+  let description = [{
+    With every tensor in DRAM between kernels (docs/codegen.md C1), a tensor
+    needs slicing only if it does not fit its groups' DRAM: that is an error
+    naming the tensor and its size. Kernels slice their own work over the
+    on-chip memories. `max-time-slice` (CODEGEN_MAX_TIME_SLICE) bounds the
+    slices a planner may create.
+  }];
+  let options = [
+    Option<"maxTimeSlice", "max-time-slice", "int64_t", "256",
+           "CODEGEN_MAX_TIME_SLICE">,
+  ];
+}
+
 #endif // MNCC_PASSES_GRAPH_PASSES_TD

@@ -1,0 +1,92 @@
+//===- HostDevice.cpp - pfvm:cpu as a device ------------------------------===//
+
+#include "mncc/runtime/Runtime.h"
+
+#include "mncc/interpreter/OnnxInterpreter.h"
+#include "mncc/onnx/Import.h"
+#include "mncc/onnx/TensorIo.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mncc;
+using namespace mncc::runtime;
+
+namespace {
+
+class HostExecutable : public Executable {
+public:
+  HostExecutable(OwningOpRef<ModuleOp> module,
+                 std::unique_ptr<OnnxProgram> program)
+      : Module(std::move(module)), Program(std::move(program)) {
+    auto describe = [](const std::vector<ProgramValueInfo> &infos) {
+      std::vector<TensorInfo> result;
+      for (const ProgramValueInfo &info : infos) {
+        TensorInfo tensor;
+        tensor.name = info.name;
+        if (auto type = llvm::dyn_cast<RankedTensorType>(info.type)) {
+          tensor.type = referenceDTypeOf(type.getElementType());
+          tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+        }
+        result.push_back(tensor);
+      }
+      return result;
+    };
+    Inputs = describe(Program->inputs());
+    Outputs = describe(Program->outputs());
+  }
+
+  const std::vector<TensorInfo> &inputs() const override { return Inputs; }
+  const std::vector<TensorInfo> &outputs() const override { return Outputs; }
+
+  bool run(const std::vector<reference::Tensor> &inputs,
+           std::vector<reference::Tensor> &outputs, const RunOptions &,
+           runtime::RunProfile *, std::string &error) override {
+    std::vector<reference::Value> in, out;
+    for (const reference::Tensor &tensor : inputs)
+      in.push_back(reference::Value(tensor));
+    reference::Status status = Program->run(in, out);
+    if (!status.ok()) {
+      error = status.message();
+      return false;
+    }
+    outputs.clear();
+    for (reference::Value &value : out)
+      outputs.push_back(std::move(value.tensor));
+    return true;
+  }
+
+private:
+  OwningOpRef<ModuleOp> Module;
+  std::unique_ptr<OnnxProgram> Program;
+  std::vector<TensorInfo> Inputs, Outputs;
+};
+
+} // namespace
+
+std::unique_ptr<Executable> runtime::loadModelOnHost(
+    MLIRContext &context, const std::string &modelPath,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>
+        &inputShapes,
+    std::string &error) {
+  OnnxImportOptions options;
+  options.inputShapes = inputShapes;
+  OwningOpRef<ModuleOp> module = importOnnxFile(modelPath, &context, options);
+  if (!module) {
+    error = "cannot import " + modelPath;
+    return nullptr;
+  }
+  auto functions = module->getOps<func::FuncOp>();
+  if (functions.empty()) {
+    error = modelPath + " has no graph";
+    return nullptr;
+  }
+  auto program = OnnxProgram::prepare(*functions.begin());
+  if (failed(program)) {
+    error = "pfvm:cpu cannot run " + modelPath;
+    return nullptr;
+  }
+  return std::make_unique<HostExecutable>(std::move(module),
+                                          std::move(*program));
+}

@@ -1,0 +1,82 @@
+//===- Runtime.cpp - The device registry, tolerances, comparison ----------===//
+
+#include "mncc/runtime/Runtime.h"
+
+#include <cmath>
+#include <sstream>
+
+using namespace mncc;
+using namespace mncc::runtime;
+
+Executable::~Executable() = default;
+
+const std::vector<DeviceInfo> &runtime::listDevices() {
+  static const std::vector<DeviceInfo> devices = {
+      {"pfvm:cpu", "the host reference executor (pfvm:cpu kernels)", "model"},
+      {"emu2", "MN-Core 2 on the emulator (mncc-sim, in process)",
+       "codegen_dir"},
+  };
+  return devices;
+}
+
+const DeviceInfo *runtime::findDevice(const std::string &name) {
+  for (const DeviceInfo &device : listDevices())
+    if (name == device.name)
+      return &device;
+  return nullptr;
+}
+
+Tolerance runtime::toleranceFor(const std::string &floatDtype) {
+  // docs/codegen.md, "Tolerances": the rounding of the device formats the
+  // float_dtype puts into the computation, with room for its accumulation
+  // through a network's layers.
+  if (floatDtype == "double")
+    return {1e-9, 1e-9};
+  if (floatDtype == "float")
+    return {1e-4, 1e-4};
+  if (floatDtype == "half")
+    return {6e-2, 6e-2};
+  return {3e-2, 3e-2}; // mixed, and anything unknown
+}
+
+Comparison runtime::compare(const reference::Tensor &actual,
+                            const reference::Tensor &expected,
+                            const Tolerance &tolerance) {
+  Comparison result;
+  if (actual.shape() != expected.shape() ||
+      actual.dtype() != expected.dtype()) {
+    result.passed = false;
+    result.firstFailure = "the shapes or element types differ";
+    return result;
+  }
+  int64_t count = expected.numElements();
+  double scale = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    double b = expected.elementAsDouble(i);
+    if (std::isfinite(b))
+      scale = std::max(scale, std::fabs(b));
+  }
+  double atol = tolerance.absoluteScale * scale;
+  for (int64_t i = 0; i < count; ++i) {
+    double a = actual.elementAsDouble(i), b = expected.elementAsDouble(i);
+    bool ok;
+    if (!std::isfinite(b) || !std::isfinite(a)) {
+      // MN-Core has no NaN: a NaN of the host is an infinity on the device.
+      ok = (std::isnan(b) && std::isinf(a)) || a == b ||
+           (std::isnan(a) && std::isnan(b));
+    } else {
+      double diff = std::fabs(a - b);
+      result.maxAbs = std::max(result.maxAbs, diff);
+      if (b != 0)
+        result.maxRel = std::max(result.maxRel, diff / std::fabs(b));
+      ok = diff <= atol + tolerance.rtol * std::fabs(b);
+    }
+    if (!ok && result.passed) {
+      result.passed = false;
+      std::ostringstream os;
+      os << "element " << i << ": " << a << " vs " << b;
+      result.firstFailure = os.str();
+    }
+  }
+  return result;
+}

@@ -1,0 +1,207 @@
+//===- PlanDtypes.cpp - Device formats by float_dtype ---------------------===//
+
+#include "mncc/passes/graph/Passes.h"
+
+#include "mncc/dialects/onnx/OnnxOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mncc::graph {
+#define GEN_PASS_DEF_PLANDTYPES
+#include "mncc/passes/graph/Passes.h.inc"
+} // namespace mncc::graph
+
+using namespace mlir;
+using namespace mncc;
+
+namespace {
+
+/// ONNX TensorProto data types of the floating formats.
+int64_t onnxDataTypeOf(Type element) {
+  if (element.isF16())
+    return 10;
+  if (element.isF64())
+    return 11;
+  return 1;
+}
+
+bool isF32Tensor(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
+RankedTensorType withElement(Type type, Type element) {
+  auto tensor = llvm::cast<RankedTensorType>(type);
+  return RankedTensorType::get(tensor.getShape(), element,
+                               tensor.getEncoding());
+}
+
+Value createCast(OpBuilder &builder, Location loc, Value input, Type element) {
+  OperationState state(loc, "onnx.Cast");
+  state.addOperands(input);
+  state.addAttribute("to", builder.getI64IntegerAttr(onnxDataTypeOf(element)));
+  state.addTypes(withElement(input.getType(), element));
+  return builder.create(state)->getResult(0);
+}
+
+/// The operands of a matrix product computed in half under mixed: Gemm's A
+/// and B, MatMul's both, Conv's X and W. Biases stay single: they are added
+/// in the single accumulator.
+bool isHalfOperandOfProduct(StringRef opType, unsigned operand) {
+  if (opType == "Gemm" || opType == "Conv")
+    return operand < 2;
+  return opType == "MatMul" && operand < 2;
+}
+
+bool isProduct(StringRef opType) {
+  return opType == "Gemm" || opType == "MatMul" || opType == "Conv";
+}
+
+/// Ops whose float results follow their float operands' format, so that
+/// half and double retype them; the rest (Constant, ConstantOfShape,
+/// RandomNormal, ... whose type is an attribute) keep float32 and get a
+/// Cast after them.
+bool followsOperands(Operation *op) {
+  if (op->getName().getDialectNamespace() != "onnx")
+    return false;
+  StringRef name = op->getName().stripDialect();
+  if (name == "Initializer" || name == "Constant" || name == "None" ||
+      name == "Custom")
+    return false;
+  return !op->hasAttr("dtype") && !op->hasAttr("value") &&
+         (name == "Cast" || !op->hasAttr("to"));
+}
+
+class PlanDtypesPass
+    : public mncc::graph::impl::PlanDtypesBase<PlanDtypesPass> {
+public:
+  using PlanDtypesBase::PlanDtypesBase;
+
+  void runOnOperation() override {
+    StringRef mode = floatDtype;
+    if (mode != "mixed" && mode != "half" && mode != "float" &&
+        mode != "double") {
+      getOperation().emitError("float-dtype must be mixed, half, float or "
+                               "double, not '")
+          << mode << "'";
+      return signalPassFailure();
+    }
+    if (mode == "float")
+      return;
+    getOperation().walk([&](func::FuncOp function) {
+      if (mode == "mixed")
+        planMixed(function);
+      else
+        planUniform(function, mode == "half"
+                                  ? Type(Float16Type::get(&getContext()))
+                                  : Type(Float64Type::get(&getContext())));
+      removeRoundTrips(function);
+    });
+  }
+
+private:
+  /// Gemm, MatMul and Conv in half, everything else in single.
+  void planMixed(func::FuncOp function) {
+    OpBuilder builder(&getContext());
+    Type half = Float16Type::get(&getContext());
+    Type single = Float32Type::get(&getContext());
+    function.walk([&](Operation *op) {
+      StringRef opType = op->getName().stripDialect();
+      if (op->getName().getDialectNamespace() != "onnx" || !isProduct(opType))
+        return;
+      if (op->getNumResults() != 1 || !isF32Tensor(op->getResult(0).getType()))
+        return;
+      builder.setInsertionPoint(op);
+      for (OpOperand &operand : op->getOpOperands())
+        if (isHalfOperandOfProduct(opType, operand.getOperandNumber()) &&
+            isF32Tensor(operand.get().getType()))
+          operand.set(createCast(builder, op->getLoc(), operand.get(), half));
+      Value result = op->getResult(0);
+      result.setType(withElement(result.getType(), half));
+      builder.setInsertionPointAfter(op);
+      Value back = createCast(builder, op->getLoc(), result, single);
+      result.replaceAllUsesExcept(back, back.getDefiningOp());
+    });
+  }
+
+  /// Every float32 tensor in `element`; the function's interface keeps the
+  /// host type.
+  void planUniform(func::FuncOp function, Type element) {
+    OpBuilder builder(&getContext());
+    Type single = Float32Type::get(&getContext());
+    llvm::DenseMap<Value, Value> converted;
+    auto convert = [&](Value value, Operation *before) -> Value {
+      auto found = converted.find(value);
+      if (found != converted.end())
+        return found->second;
+      OpBuilder::InsertionGuard guard(builder);
+      if (Operation *producer = value.getDefiningOp())
+        builder.setInsertionPointAfter(producer);
+      else
+        builder.setInsertionPointToStart(value.getParentBlock());
+      Value cast = createCast(builder, before->getLoc(), value, element);
+      converted[value] = cast;
+      return cast;
+    };
+    for (Operation &op : llvm::make_early_inc_range(function.getBody().front())) {
+      if (llvm::isa<func::ReturnOp>(op)) {
+        builder.setInsertionPoint(&op);
+        for (OpOperand &operand : op.getOpOperands()) {
+          auto tensor = llvm::dyn_cast<RankedTensorType>(operand.get().getType());
+          if (tensor && tensor.getElementType() == element)
+            operand.set(createCast(builder, op.getLoc(), operand.get(), single));
+        }
+        continue;
+      }
+      bool retype = followsOperands(&op);
+      for (OpOperand &operand : op.getOpOperands())
+        if (isF32Tensor(operand.get().getType()) && retype)
+          operand.set(convert(operand.get(), &op));
+      if (!retype)
+        continue;
+      if (op.getName().getStringRef() == "onnx.Cast" &&
+          op.getAttrOfType<IntegerAttr>("to").getInt() == 1)
+        op.setAttr("to", builder.getI64IntegerAttr(onnxDataTypeOf(element)));
+      for (Value result : op.getResults())
+        if (isF32Tensor(result.getType()))
+          result.setType(withElement(result.getType(), element));
+    }
+  }
+
+  /// Cast(Cast(x)) back to x's own format is x; a Cast to the format a
+  /// value already has is the value.
+  void removeRoundTrips(func::FuncOp function) {
+    function.walk([&](Operation *op) {
+      if (op->getName().getStringRef() != "onnx.Cast")
+        return;
+      Value input = op->getOperand(0);
+      Value result = op->getResult(0);
+      if (input.getType() == result.getType()) {
+        result.replaceAllUsesWith(input);
+        op->erase();
+        return;
+      }
+      Operation *inner = input.getDefiningOp();
+      if (!inner || inner->getName().getStringRef() != "onnx.Cast")
+        return;
+      Value original = inner->getOperand(0);
+      // Only widen-then-narrow is exact: half -> single -> half.
+      auto originalType = llvm::cast<RankedTensorType>(original.getType());
+      auto middleType = llvm::cast<RankedTensorType>(input.getType());
+      if (original.getType() == result.getType() &&
+          originalType.getElementType().getIntOrFloatBitWidth() <=
+              middleType.getElementType().getIntOrFloatBitWidth()) {
+        result.replaceAllUsesWith(original);
+        op->erase();
+        if (inner->use_empty())
+          inner->erase();
+      }
+    });
+  }
+};
+
+} // namespace
