@@ -44,7 +44,17 @@ bool testing::runKernel(KernelRequest request,
                         reference::DType outputType, KernelRun &result,
                         std::string &error, const HarnessOptions &options) {
   std::string whyNot;
-  const KernelGenerator *generator = findKernelGenerator(request, whyNot);
+  const KernelGenerator *generator = nullptr;
+  if (options.generator.empty()) {
+    generator = findKernelGenerator(request, whyNot);
+  } else {
+    for (const auto &candidate : kernelGenerators())
+      if (options.generator == candidate->name() &&
+          candidate->matches(request, whyNot))
+        generator = candidate.get();
+    if (!generator && whyNot.empty())
+      whyNot = "no generator named " + options.generator + " takes it";
+  }
   if (!generator) {
     error = "no generator: " + whyNot;
     return false;

@@ -24,6 +24,9 @@ struct HarnessOptions {
   uint64_t fillSeed = 1;
   /// Keep the program text in the result.
   bool keepProgram = true;
+  /// Run this generator (by name) instead of the first that matches, for
+  /// testing a kernel that a more specialised one would otherwise take.
+  std::string generator;
 };
 
 struct KernelRun {

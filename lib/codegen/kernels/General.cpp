@@ -1,0 +1,364 @@
+//===- General.cpp - The general kernel for small tensors ----------------===//
+//
+// Takes any of its operators, whatever the shapes and attributes, when the
+// node's tensors fit one PE: every PE loads the same copy of each input's
+// DRAM image, computes the outputs element by element with flat-addressed
+// instructions (GeneralProgram.h), and the PEs of one L1B per group store
+// the result (GeneralTransfer.h). Registered with priority 0, below every
+// specialised kernel.
+//
+// The limit: the images of the inputs, the outputs and the scratch an
+// operator needs must fit a PE's LM0 and LM1 (4096 words each) and GRF0
+// and GRF1 (512 words each, less the constant pool and scratch): about
+// 8 Ki single-precision elements in all, counted with the row padding of
+// the DRAM form (each row padded to 8 elements).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GeneralLowering.h"
+#include "Generators.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::general;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+void general::forEachIndex(
+    const std::vector<int64_t> &shape,
+    const std::function<void(const std::vector<int64_t> &)> &fn) {
+  int64_t count = elementCount(shape);
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t position = 0; position < count; ++position) {
+    fn(index);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+std::vector<int64_t>
+general::broadcastIndex(const std::vector<int64_t> &index,
+                        const std::vector<int64_t> &shape) {
+  std::vector<int64_t> result(shape.size(), 0);
+  size_t offset = index.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    result[d] = shape[d] == 1 ? 0 : index[offset + d];
+  return result;
+}
+
+std::vector<int64_t> general::unravel(int64_t position,
+                                      const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = shape[d] == 0 ? 0 : position % shape[d];
+    position = shape[d] == 0 ? 0 : position / shape[d];
+  }
+  return index;
+}
+
+int64_t general::elementCount(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  return count;
+}
+
+std::string general::shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The GRF0 word the store's constant goes to.
+constexpr int32_t kStoreScratchWords = 8;
+} // namespace
+
+Lowering::Lowering(const KernelRequest &request, VsmWriter *out)
+    : Request(request), Out(out), Inputs(request.inputs.size()),
+      Outputs(request.outputs.size()),
+      OutputAliased(request.outputs.size(), false) {
+  Program.setRecording(out != nullptr);
+  Program.allocate(PeMemory::GRF0, kStoreScratchWords);
+}
+
+bool Lowering::fail(std::string message) {
+  if (Error.empty())
+    Error = std::move(message);
+  return false;
+}
+
+int32_t Lowering::inputWords(size_t input) const {
+  PeImage image{Request.inputs[input].form, PeMemory::LM0, 0};
+  return image.words();
+}
+
+int32_t Lowering::outputWords(size_t output) const {
+  PeImage image{Request.outputs[output].form, PeMemory::LM0, 0};
+  return image.words();
+}
+
+const PeImage *
+Lowering::placeInput(size_t input, std::initializer_list<PeMemory> preference) {
+  const KernelTensor &tensor = Request.inputs[input];
+  PeImage image{tensor.form, PeMemory::LM0, 0};
+  std::optional<Slot> slot = Program.allocateIn(preference, image.words());
+  if (!slot) {
+    fail("input " + std::to_string(input) + " (" + tensor.form.str() + ", " +
+         std::to_string(image.words()) +
+         " words) does not fit the PE memories left");
+    return nullptr;
+  }
+  image.memory = slot->memory;
+  image.word = slot->word;
+  Inputs[input] = image;
+  return &*Inputs[input];
+}
+
+const PeImage *
+Lowering::placeOutput(size_t output,
+                      std::initializer_list<PeMemory> preference) {
+  const KernelTensor &tensor = Request.outputs[output];
+  PeImage image{tensor.form, PeMemory::LM1, 0};
+  for (PeMemory memory : preference) {
+    if (memory != PeMemory::LM0 && memory != PeMemory::LM1)
+      continue;
+    if (std::optional<Slot> slot = Program.allocate(memory, image.words())) {
+      image.memory = slot->memory;
+      image.word = slot->word;
+      Outputs[output] = image;
+      return &*Outputs[output];
+    }
+  }
+  fail("output " + std::to_string(output) + " (" + tensor.form.str() + ", " +
+       std::to_string(image.words()) +
+       " words) does not fit LM0 or LM1 beside the inputs");
+  return nullptr;
+}
+
+void Lowering::aliasOutput(size_t output, const PeImage &input) {
+  PeImage image{Request.outputs[output].form, input.memory, input.word};
+  Outputs[output] = image;
+  OutputAliased[output] = true;
+}
+
+std::optional<Slot>
+Lowering::allocate(std::initializer_list<PeMemory> preference, int32_t words,
+                   int32_t align) {
+  std::optional<Slot> slot = Program.allocateIn(preference, words, align);
+  if (!slot)
+    fail("a scratch array of " + std::to_string(words) +
+         " words does not fit the PE memories left");
+  return slot;
+}
+
+bool Lowering::fits(
+    const std::vector<std::pair<PeMemory, int32_t>> &requests) const {
+  std::array<int64_t, kPeMemories> need{};
+  for (const auto &[memory, words] : requests)
+    need[unsigned(memory)] += (words + 7) / 8 * 8;
+  for (unsigned m = 0; m < kPeMemories; ++m)
+    if (need[m] > Program.freeWords(PeMemory(m)))
+      return false;
+  return true;
+}
+
+void Lowering::loadInputs() {
+  Loaded = true;
+  std::vector<PeImage> images;
+  for (const std::optional<PeImage> &image : Inputs)
+    if (image)
+      images.push_back(*image);
+  if (!dryRun())
+    emitLoadToEveryPe(*Out, images);
+}
+
+void Lowering::fold(Slot dst, const std::vector<Slot> &sources, Fold kind) {
+  if (sources.empty()) {
+    Program.zero(dst);
+    return;
+  }
+  Program.copy(dst, sources[0]);
+  for (size_t i = 1; i < sources.size(); ++i) {
+    switch (kind) {
+    case Fold::Sum:
+      Program.add(dst, dst, sources[i]);
+      break;
+    case Fold::Max:
+      Program.max(dst, dst, sources[i]);
+      break;
+    case Fold::Min:
+      Program.min(dst, dst, sources[i]);
+      break;
+    }
+  }
+}
+
+void Lowering::copyWords(const std::vector<std::pair<Slot, Slot>> &dstSrc) {
+  std::vector<std::pair<Slot, Slot>> pairs = dstSrc;
+  std::stable_sort(
+      pairs.begin(), pairs.end(), [](const auto &a, const auto &b) {
+        return std::make_pair(unsigned(a.first.memory), a.first.word) <
+               std::make_pair(unsigned(b.first.memory), b.first.word);
+      });
+  size_t i = 0;
+  while (i < pairs.size()) {
+    // The run of words that continue both sides by one.
+    size_t end = i + 1;
+    while (end < pairs.size() &&
+           pairs[end].first.memory == pairs[i].first.memory &&
+           pairs[end].second.memory == pairs[i].second.memory &&
+           pairs[end].first.word == pairs[end - 1].first.word + 1 &&
+           pairs[end].second.word == pairs[end - 1].second.word + 1)
+      ++end;
+    while (i < end) {
+      Slot dst = pairs[i].first, src = pairs[i].second;
+      size_t left = end - i;
+      Width width = Width::Word;
+      if (dst.word % 4 == 0 && src.word % 4 == 0 && left >= 4)
+        width = Width::DoubleLong;
+      else if (dst.word % 2 == 0 && src.word % 2 == 0 && left >= 2)
+        width = Width::Long;
+      Program.copy(dst, src, width);
+      i += widthWords(width);
+    }
+  }
+}
+
+void Lowering::finish(KernelDescription &description) {
+  // Words of the output images that hold no element: the row padding and
+  // the tail of each group block. Consumers may read the padding (decision
+  // C2), so it is zero whatever the operator computed there.
+  for (size_t o = 0; o < Outputs.size(); ++o) {
+    if (!Outputs[o] || OutputAliased[o])
+      continue;
+    const PeImage &image = *Outputs[o];
+    const DramForm &form = image.form;
+    int64_t rowWords = 2 * form.rowLongWords();
+    int64_t data = form.innerExtent();
+    if (form.shape.empty() || elementCount(form.shape) == 0)
+      data = form.shape.empty() ? 1 : 0;
+    for (unsigned g = 0; g < form.groups; ++g) {
+      int32_t block = image.word + int32_t(2 * g * form.groupLongWords());
+      int64_t rows = form.rowsInGroup(g);
+      for (int64_t r = 0; r < rows; ++r)
+        if (rowWords > data)
+          Program.zeroRange(
+              {image.memory, block + int32_t(r * rowWords + data)},
+              int32_t(rowWords - data));
+      int64_t used = rows * rowWords;
+      int64_t blockWords = 2 * form.groupLongWords();
+      if (blockWords > used)
+        Program.zeroRange({image.memory, block + int32_t(used)},
+                          int32_t(blockWords - used));
+    }
+  }
+  if (dryRun())
+    return;
+  Program.flush(*Out);
+  for (const std::optional<PeImage> &image : Outputs)
+    if (image)
+      emitStoreFromEveryPe(*Out, *image, 0);
+  const ScheduleStats &stats = Program.stats();
+  description.parameters.push_back(
+      {"elements", std::to_string(stats.operations) + " operations in " +
+                       std::to_string(stats.steps) + " steps"});
+  description.parameters.push_back(
+      {"dual issue", std::to_string(stats.dualIssueSteps) + " steps"});
+  if (stats.conflictCopies)
+    description.parameters.push_back(
+        {"conflict copies", std::to_string(stats.conflictCopies)});
+}
+
+//===----------------------------------------------------------------------===//
+// The generator
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+LoweringFn findLowering(const std::string &opType) {
+  if (LoweringFn fn = findElementLowering(opType))
+    return fn;
+  return findLinearLowering(opType);
+}
+
+/// Input roles that are not element data (shapes, axes, bounds given as
+/// integers) and so may have a non-floating device type or none.
+bool isIndexInput(const std::string &opType, size_t input) {
+  return input == 1 && (opType == "Reshape" || opType == "ReduceSum" ||
+                        opType == "ReduceMean" || opType == "ReduceMax");
+}
+
+class GeneralGenerator : public KernelGenerator {
+public:
+  const char *name() const override { return "general"; }
+
+  bool matches(const KernelRequest &request,
+               std::string &whyNot) const override {
+    LoweringFn lower = findLowering(request.opType);
+    if (!lower)
+      return false;
+    for (size_t i = 0; i < request.inputs.size(); ++i) {
+      const KernelTensor &tensor = request.inputs[i];
+      if (tensor.omitted || isIndexInput(request.opType, i))
+        continue;
+      if (tensor.form.type != DeviceType::Single) {
+        whyNot = "only single-precision tensors (input " + std::to_string(i) +
+                 " is " + std::string(deviceTypeName(tensor.form.type)) + ")";
+        return false;
+      }
+    }
+    for (const KernelTensor &tensor : request.outputs)
+      if (!tensor.omitted && tensor.form.type != DeviceType::Single) {
+        whyNot = "only single-precision results";
+        return false;
+      }
+    Lowering dry(request, nullptr);
+    if (!lower(dry)) {
+      whyNot = dry.error().empty() ? "not supported" : dry.error();
+      return false;
+    }
+    return true;
+  }
+
+  bool emit(const KernelRequest &request, VsmWriter &out,
+            KernelDescription &description, std::string &error) const override {
+    LoweringFn lower = findLowering(request.opType);
+    if (!lower) {
+      error = "the general kernel has no " + request.opType;
+      return false;
+    }
+    description.generator = name();
+    description.variant = request.opType + ", every PE computes the node";
+    out.comment("general kernel: " + request.opType + " " + request.nodeName);
+    Lowering lowering(request, &out);
+    if (!lower(lowering)) {
+      error = lowering.error();
+      return false;
+    }
+    lowering.finish(description);
+    return true;
+  }
+};
+
+std::unique_ptr<KernelGenerator> createGeneralGenerator() {
+  return std::make_unique<GeneralGenerator>();
+}
+
+} // namespace
+
+MNCC_KERNEL_GENERATOR(General, 0, createGeneralGenerator);

@@ -1,0 +1,722 @@
+//===- GeneralOps.cpp - Element-wise, data movement, reductions, pools ----===//
+//
+// The general kernel's operators other than the products (GeneralLinear):
+// each places its images, loads them and records element operations. Where
+// an input's image and the output's lie alike (same shape, order and
+// groups) the work runs over whole long words, two elements a cycle;
+// otherwise element by element through the index map.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GeneralLowering.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::general;
+
+namespace {
+
+constexpr auto LM0 = PeMemory::LM0;
+constexpr auto LM1 = PeMemory::LM1;
+constexpr auto GRF0 = PeMemory::GRF0;
+constexpr auto GRF1 = PeMemory::GRF1;
+
+bool sameLayout(const DramForm &a, const DramForm &b) {
+  return a.type == b.type && a.shape == b.shape && a.order == b.order &&
+         a.groups == b.groups;
+}
+
+/// Whether two forms put every element at the same long word and slot of
+/// their images: the same row length, rows and groups, and the same
+/// row-major element order.
+bool sameImage(const DramForm &a, const DramForm &b) {
+  auto identity = [](const DramForm &f) {
+    for (size_t i = 0; i < f.order.size(); ++i)
+      if (f.order[i] != i)
+        return false;
+    return true;
+  };
+  return a.type == b.type && identity(a) && identity(b) &&
+         a.innerExtent() == b.innerExtent() && a.rows() == b.rows() &&
+         a.groups == b.groups;
+}
+
+/// A single-precision scalar known at compile time.
+std::optional<float> scalarConstant(const KernelTensor &tensor) {
+  if (!tensor.constant || tensor.constant->numElements() != 1)
+    return std::nullopt;
+  if (!reference::isFloatingPoint(tensor.constant->dtype()))
+    return std::nullopt;
+  return float(tensor.constant->elementAsDouble(0));
+}
+
+/// Integers of a constant input (axes, for example).
+std::optional<std::vector<int64_t>> constantInts(const KernelTensor &tensor) {
+  if (!tensor.constant)
+    return std::nullopt;
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < tensor.constant->numElements(); ++i)
+    values.push_back(tensor.constant->elementAsInt64(i));
+  return values;
+}
+
+bool checkOutputs(Lowering &l, size_t count) {
+  const KernelRequest &r = l.request();
+  size_t present = 0;
+  for (size_t o = 0; o < r.outputs.size(); ++o)
+    if (!r.outputs[o].omitted)
+      present = o + 1;
+  if (present != count)
+    return l.fail(r.opType + " with " + std::to_string(present) +
+                  " outputs is not supported (" + std::to_string(count) +
+                  " expected)");
+  return true;
+}
+
+bool checkInputs(Lowering &l, size_t least, size_t most) {
+  const KernelRequest &r = l.request();
+  if (r.inputs.size() < least || r.inputs.size() > most)
+    return l.fail(r.opType + " takes " + std::to_string(least) + " to " +
+                  std::to_string(most) + " inputs, not " +
+                  std::to_string(r.inputs.size()));
+  for (size_t i = 0; i < least; ++i)
+    if (r.inputs[i].omitted)
+      return l.fail("input " + std::to_string(i) + " is required");
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement: Identity, Reshape, Flatten, Transpose
+//===----------------------------------------------------------------------===//
+
+/// out[index] = in[source(index)], element by element, or nothing at all
+/// when the two images are the same words.
+bool lowerMove(
+    Lowering &l,
+    const std::function<std::vector<int64_t>(const std::vector<int64_t> &)>
+        &source,
+    bool rowMajorSame) {
+  const KernelRequest &r = l.request();
+  const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
+  if (elementCount(in.shape) != elementCount(out.shape))
+    return l.fail("the output has " + std::to_string(elementCount(out.shape)) +
+                  " elements, the input " +
+                  std::to_string(elementCount(in.shape)));
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  if (!x)
+    return false;
+  if (rowMajorSame && sameImage(in, out)) {
+    l.loadInputs();
+    l.aliasOutput(0, *x);
+    return true;
+  }
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  if (!y)
+    return false;
+  l.loadInputs();
+  std::vector<std::pair<Slot, Slot>> moves;
+  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
+    moves.push_back(
+        {{y->memory, y->wordOf(index)}, {x->memory, x->wordOf(source(index))}});
+  });
+  l.copyWords(moves);
+  return true;
+}
+
+bool lowerReshapeLike(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 2))
+    return false;
+  const std::vector<int64_t> inShape = l.request().inputs[0].form.shape;
+  const std::vector<int64_t> outShape = l.request().outputs[0].form.shape;
+  auto source = [&](const std::vector<int64_t> &index) {
+    int64_t position = 0;
+    for (size_t d = 0; d < index.size(); ++d)
+      position = position * outShape[d] + index[d];
+    return unravel(position, inShape);
+  };
+  return lowerMove(l, source, true);
+}
+
+bool lowerTranspose(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 1))
+    return false;
+  const DramForm &in = l.request().inputs[0].form;
+  size_t rank = in.shape.size();
+  std::vector<int64_t> perm = l.request().getInts("perm");
+  if (perm.empty())
+    for (size_t d = rank; d-- > 0;)
+      perm.push_back(int64_t(d));
+  std::vector<bool> seen(rank, false);
+  if (perm.size() != rank)
+    return l.fail("perm has " + std::to_string(perm.size()) +
+                  " entries for rank " + std::to_string(rank));
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(rank) || seen[size_t(p)])
+      return l.fail("perm is not a permutation");
+    seen[size_t(p)] = true;
+  }
+  auto source = [&](const std::vector<int64_t> &index) {
+    std::vector<int64_t> from(rank);
+    for (size_t k = 0; k < rank; ++k)
+      from[size_t(perm[k])] = index[k];
+    return from;
+  };
+  bool identity = true;
+  for (size_t k = 0; k < rank; ++k)
+    identity &= perm[k] == int64_t(k);
+  return lowerMove(l, source, identity);
+}
+
+//===----------------------------------------------------------------------===//
+// Unary element-wise: Relu, LeakyRelu, Clip
+//===----------------------------------------------------------------------===//
+
+/// Places input 0 and output 0 of a unary operator.
+bool placeUnary(Lowering &l) {
+  const KernelRequest &r = l.request();
+  const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
+  if (in.shape != out.shape)
+    return l.fail("the output shape " + shapeText(out.shape) +
+                  " differs from the input's " + shapeText(in.shape));
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  return y != nullptr;
+}
+
+/// Runs `op(dst, src, width)` over the elements of input 0 into output 0:
+/// over whole long words when the images lie alike (the padding computes
+/// too and is zeroed after), element by element otherwise.
+void runUnary(Lowering &l, const std::function<void(Slot, Slot, Width)> &op) {
+  const PeImage &x = l.input(0), &y = l.output(0);
+  if (sameLayout(x.form, y.form)) {
+    for (int32_t w = 0; w < x.words(); w += 2)
+      op({y.memory, y.word + w}, {x.memory, x.word + w}, Width::Long);
+    return;
+  }
+  forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+    op({y.memory, y.wordOf(index)}, {x.memory, x.wordOf(index)}, Width::Word);
+  });
+}
+
+bool lowerRelu(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 1))
+    return false;
+  auto op = [&](Slot d, Slot x, Width w) { l.program().relu(d, x, w); };
+  if (!placeUnary(l))
+    return false;
+  l.loadInputs();
+  runUnary(l, op);
+  return true;
+}
+
+bool lowerLeakyRelu(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 1))
+    return false;
+  float alpha = l.request().getFloat("alpha", 0.01f);
+  // alpha x is the larger of x and alpha x for negative x when alpha <= 1
+  // (and the smaller for positive x), the other way round above 1.
+  bool useMax = alpha <= 1;
+  auto op = [&](Slot d, Slot x, Width w) {
+    l.program().mul(d, x, l.program().constant(alpha), w);
+    if (useMax)
+      l.program().max(d, x, d, w);
+    else
+      l.program().min(d, x, d, w);
+  };
+  if (!placeUnary(l))
+    return false;
+  l.loadInputs();
+  runUnary(l, op);
+  return true;
+}
+
+bool lowerClip(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 3))
+    return false;
+  const KernelRequest &r = l.request();
+  if (!placeUnary(l))
+    return false;
+  // The bounds: attributes (opset 6) or scalar inputs, constant or not.
+  std::optional<float> lowValue, highValue;
+  if (r.hasAttribute("min"))
+    lowValue = r.getFloat("min", 0);
+  if (r.hasAttribute("max"))
+    highValue = r.getFloat("max", 0);
+  const PeImage *bound[3] = {nullptr, nullptr, nullptr};
+  for (size_t i = 1; i < 3; ++i) {
+    if (!r.hasInput(i))
+      continue;
+    if (elementCount(r.inputs[i].form.shape) != 1)
+      return l.fail("the bounds of Clip are scalars");
+    std::optional<float> value = scalarConstant(r.inputs[i]);
+    if (value) {
+      (i == 1 ? lowValue : highValue) = value;
+      continue;
+    }
+    bound[i] = l.placeInput(i, {GRF0, LM0, LM1});
+    if (!bound[i])
+      return false;
+  }
+  l.loadInputs();
+  auto boundSlot = [&](size_t i, std::optional<float> value) {
+    if (bound[i])
+      return std::optional<Slot>(
+          Slot{bound[i]->memory, bound[i]->wordOf(std::vector<int64_t>(
+                                     bound[i]->form.shape.size(), 0))});
+    if (value)
+      return std::optional<Slot>(l.program().constant(*value));
+    return std::optional<Slot>();
+  };
+  std::optional<Slot> low = boundSlot(1, lowValue),
+                      high = boundSlot(2, highValue);
+  // A runtime bound is one word: it serves word operations only.
+  bool wordsOnly = bound[1] || bound[2];
+  auto op = [&](Slot d, Slot x, Width w) {
+    if (!low && !high) {
+      l.program().copy(d, x, w);
+      return;
+    }
+    Slot from = x;
+    if (low) {
+      l.program().max(d, from, *low, w);
+      from = d;
+    }
+    if (high)
+      l.program().min(d, from, *high, w);
+  };
+  if (wordsOnly) {
+    const PeImage &x = l.input(0), &y = l.output(0);
+    forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+      op({y.memory, y.wordOf(index)}, {x.memory, x.wordOf(index)}, Width::Word);
+    });
+  } else {
+    runUnary(l, op);
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary element-wise with broadcasting: Add, Sub, Mul
+//===----------------------------------------------------------------------===//
+
+bool lowerBinary(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 2, 2))
+    return false;
+  const KernelRequest &r = l.request();
+  const std::string &opType = r.opType;
+  const DramForm &out = r.outputs[0].form;
+  for (size_t i = 0; i < 2; ++i) {
+    const std::vector<int64_t> &shape = r.inputs[i].form.shape;
+    if (shape.size() > out.shape.size())
+      return l.fail("input " + std::to_string(i) +
+                    " has a higher rank than "
+                    "the output");
+    size_t offset = out.shape.size() - shape.size();
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != 1 && shape[d] != out.shape[offset + d])
+        return l.fail("input " + std::to_string(i) + " " + shapeText(shape) +
+                      " does not broadcast to " + shapeText(out.shape));
+  }
+  // A scalar constant becomes a constant word; the other operand goes to
+  // LM0, the second to a GRF when it fits (broadcast operands are small),
+  // so that no memory is read twice by one operation.
+  std::optional<float> constant[2] = {scalarConstant(r.inputs[0]),
+                                      scalarConstant(r.inputs[1])};
+  if (constant[0] && constant[1])
+    constant[0].reset();
+  const PeImage *a = nullptr, *b = nullptr;
+  if (!constant[0] && !(a = l.placeInput(0, {LM0, LM1})))
+    return false;
+  if (!constant[1] && !(b = l.placeInput(1, {GRF0, GRF1, LM1, LM0})))
+    return false;
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  if (!y)
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  Slot ca = constant[0] ? p.constant(*constant[0]) : Slot{};
+  Slot cb = constant[1] ? p.constant(*constant[1]) : Slot{};
+  auto slotOf = [&](const PeImage *image, Slot fixed,
+                    const std::vector<int64_t> &index) {
+    if (!image)
+      return fixed;
+    return Slot{image->memory,
+                image->wordOf(broadcastIndex(index, image->form.shape))};
+  };
+  auto op = [&](Slot d, Slot x, Slot y2, Width w) {
+    if (opType == "Add")
+      p.add(d, x, y2, false, w);
+    else if (opType == "Sub")
+      p.add(d, x, y2, true, w);
+    else
+      p.mul(d, x, y2, w);
+  };
+  // Pairs of elements whose operands are pairs too run as long words.
+  std::vector<std::array<Slot, 3>> pending;
+  auto pairable = [](const std::array<Slot, 3> &e0,
+                     const std::array<Slot, 3> &e1, bool fixed0, bool fixed1) {
+    if (e0[0].word % 2 || e1[0].word != e0[0].word + 1)
+      return false;
+    for (unsigned k = 1; k < 3; ++k) {
+      bool fixed = k == 1 ? fixed0 : fixed1;
+      if (fixed)
+        continue;
+      if (e0[k].word % 2 || e1[k].word != e0[k].word + 1)
+        return false;
+    }
+    return true;
+  };
+  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
+    std::array<Slot, 3> e = {Slot{y->memory, y->wordOf(index)},
+                             slotOf(a, ca, index), slotOf(b, cb, index)};
+    if (!pending.empty() && pairable(pending[0], e, !a, !b)) {
+      op(pending[0][0], pending[0][1], pending[0][2], Width::Long);
+      pending.clear();
+      return;
+    }
+    for (const auto &q : pending)
+      op(q[0], q[1], q[2], Width::Word);
+    pending.assign(1, e);
+  });
+  for (const auto &q : pending)
+    op(q[0], q[1], q[2], Width::Word);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions: ReduceSum, ReduceMean, ReduceMax
+//===----------------------------------------------------------------------===//
+
+bool lowerReduce(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 2))
+    return false;
+  const KernelRequest &r = l.request();
+  const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
+  int64_t rank = int64_t(in.shape.size());
+  bool keepDims = r.getInt("keepdims", 1) != 0;
+  bool noop = r.getInt("noop_with_empty_axes", 0) != 0;
+  std::vector<int64_t> axes = r.getInts("axes");
+  if (r.hasInput(1)) {
+    std::optional<std::vector<int64_t>> given = constantInts(r.inputs[1]);
+    if (given) {
+      axes = *given;
+    } else if (elementCount(r.inputs[1].form.shape) == 0) {
+      axes.clear();
+    } else if (keepDims && out.shape.size() == in.shape.size()) {
+      // Not known at compile time, but a kept dimension of extent 1 whose
+      // input is longer can only be reduced; one of extent 1 either way
+      // gives the same values.
+      axes.clear();
+      for (int64_t d = 0; d < rank; ++d)
+        if (out.shape[size_t(d)] == 1 && in.shape[size_t(d)] != 1)
+          axes.push_back(d);
+      if (axes.empty())
+        noop = true;
+    } else {
+      return l.fail("the axes of " + r.opType +
+                    " must be a constant when keepdims is 0");
+    }
+  }
+  std::vector<bool> reduced(size_t(rank), false);
+  if (axes.empty()) {
+    if (!noop)
+      std::fill(reduced.begin(), reduced.end(), true);
+  }
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank)
+      return l.fail("axis " + std::to_string(axis) + " is out of range");
+    reduced[size_t(axis < 0 ? axis + rank : axis)] = true;
+  }
+  std::vector<int64_t> expected;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!reduced[size_t(d)])
+      expected.push_back(in.shape[size_t(d)]);
+    else if (keepDims)
+      expected.push_back(1);
+  if (expected != out.shape)
+    return l.fail("the output shape " + shapeText(out.shape) +
+                  " is not the reduction's " + shapeText(expected));
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  if (!y)
+    return false;
+  l.loadInputs();
+  // The sources of each output, in input order.
+  std::map<int32_t, std::vector<Slot>> sources;
+  std::vector<int32_t> order;
+  forEachIndex(in.shape, [&](const std::vector<int64_t> &index) {
+    std::vector<int64_t> to;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced[size_t(d)])
+        to.push_back(index[size_t(d)]);
+      else if (keepDims)
+        to.push_back(0);
+    int32_t word = y->wordOf(to);
+    auto &list = sources[word];
+    if (list.empty())
+      order.push_back(word);
+    list.push_back({x->memory, x->wordOf(index)});
+  });
+  Lowering::Fold kind =
+      r.opType == "ReduceMax" ? Lowering::Fold::Max : Lowering::Fold::Sum;
+  for (int32_t word : order) {
+    const std::vector<Slot> &list = sources[word];
+    Slot dst{y->memory, word};
+    l.fold(dst, list, kind);
+    if (r.opType == "ReduceMean" && list.size() > 1)
+      l.program().mul(dst, dst,
+                      l.program().constant(1.0f / float(list.size())));
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Pools: MaxPool, AveragePool, GlobalAveragePool
+//===----------------------------------------------------------------------===//
+
+bool lowerPool(Lowering &l) {
+  const KernelRequest &r = l.request();
+  bool global = r.opType == "GlobalAveragePool";
+  bool isMax = r.opType == "MaxPool";
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 1))
+    return false;
+  const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
+  if (in.shape.size() < 3)
+    return l.fail(r.opType + " needs an input of rank 3 or more");
+  std::vector<int64_t> spatial(in.shape.begin() + 2, in.shape.end());
+  Window w;
+  if (global) {
+    w.in = spatial;
+    w.kernel = spatial;
+    w.out.assign(spatial.size(), 1);
+    w.stride.assign(spatial.size(), 1);
+    w.dilation.assign(spatial.size(), 1);
+    w.padBegin.assign(spatial.size(), 0);
+    w.padEnd.assign(spatial.size(), 0);
+  } else {
+    if (!isMax && r.hasAttribute("dilations")) {
+      for (int64_t d : r.getInts("dilations"))
+        if (d != 1)
+          return l.fail("AveragePool with dilations is not supported");
+    }
+    if (!resolveWindow(l, spatial, {}, r.getInt("ceil_mode", 0) != 0, w))
+      return false;
+  }
+  std::vector<int64_t> expected = {in.shape[0], in.shape[1]};
+  expected.insert(expected.end(), w.out.begin(), w.out.end());
+  if (expected != out.shape)
+    return l.fail("the output shape " + shapeText(out.shape) +
+                  " is not the pool's " + shapeText(expected));
+  bool countPad = r.getInt("count_include_pad", 0) != 0;
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  if (!y)
+    return false;
+  l.loadInputs();
+  size_t rank = w.rank();
+  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
+    std::vector<Slot> taps;
+    int64_t padded = 1;
+    std::vector<int64_t> from(index.begin(), index.begin() + 2);
+    from.resize(2 + rank);
+    std::vector<int64_t> k(rank, 0);
+    // Taps inside the input, and how many lie inside the padded input.
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t count = 0;
+      for (int64_t t = 0; t < w.kernel[d]; ++t) {
+        int64_t i =
+            index[2 + d] * w.stride[d] - w.padBegin[d] + t * w.dilation[d];
+        count += i >= -w.padBegin[d] && i < w.in[d] + w.padEnd[d];
+      }
+      padded *= count;
+    }
+    forEachIndex(w.kernel, [&](const std::vector<int64_t> &tap) {
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t i =
+            index[2 + d] * w.stride[d] - w.padBegin[d] + tap[d] * w.dilation[d];
+        if (i < 0 || i >= w.in[d])
+          return;
+        from[2 + d] = i;
+      }
+      taps.push_back({x->memory, x->wordOf(from)});
+    });
+    Slot dst{y->memory, y->wordOf(index)};
+    l.fold(dst, taps, isMax ? Lowering::Fold::Max : Lowering::Fold::Sum);
+    int64_t divisor = countPad ? padded : int64_t(taps.size());
+    if (!isMax && divisor > 1)
+      l.program().mul(dst, dst, l.program().constant(1.0f / float(divisor)));
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNormalization (inference)
+//===----------------------------------------------------------------------===//
+
+bool lowerBatchNorm(Lowering &l) {
+  const KernelRequest &r = l.request();
+  if (!checkOutputs(l, 1) || !checkInputs(l, 5, 5))
+    return false;
+  if (r.getInt("training_mode", 0) != 0)
+    return l.fail("BatchNormalization in training mode is not supported");
+  const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
+  if (in.shape != out.shape || in.shape.size() < 2)
+    return l.fail("BatchNormalization needs an output shaped as its input, "
+                  "of rank 2 or more");
+  int64_t channels = in.shape[1];
+  for (size_t i = 1; i < 5; ++i)
+    if (r.inputs[i].form.shape != std::vector<int64_t>{channels})
+      return l.fail("the parameters of BatchNormalization are [C] vectors");
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  if (!y)
+    return false;
+  const PeImage *param[5] = {x, nullptr, nullptr, nullptr, nullptr};
+  for (size_t i = 1; i < 5; ++i)
+    if (!(param[i] = l.placeInput(i, {GRF0, LM0, LM1, GRF1})))
+      return false;
+  // Per channel: the scale s and the shift t (y = x s + t), and scratch,
+  // each in its own memory so that no operation reads one memory twice.
+  std::optional<Slot> s = l.allocate({GRF0, LM0, LM1}, int32_t(channels));
+  std::optional<Slot> t = l.allocate({GRF1, LM1, LM0}, int32_t(channels));
+  std::optional<Slot> h = l.allocate({LM0, LM1}, int32_t(channels));
+  std::optional<Slot> e = l.allocate({LM1, LM0}, int32_t(channels));
+  if (!s || !t || !h || !e)
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  float epsilon = r.getFloat("epsilon", 1e-5f);
+  auto at = [&](size_t i, int64_t c) {
+    return Slot{param[i]->memory, param[i]->wordOf({c})};
+  };
+  for (int64_t c = 0; c < channels; ++c) {
+    int32_t ci = int32_t(c);
+    Slot v = h->offset(ci), g = s->offset(ci), q = e->offset(ci),
+         sh = t->offset(ci);
+    // v = var + epsilon; g ~ 1 / sqrt(v): frsqrt's 5 bits, then Newton
+    // steps g (1.5 - 0.5 v g^2), each doubling the correct bits (four
+    // reach single precision from the hardware's estimate).
+    p.add(v, at(4, c), p.constant(epsilon));
+    p.rsqrt(g, v);
+    p.mul(v, v, p.constant(0.5f));
+    for (int iteration = 0; iteration < 4; ++iteration) {
+      p.mul(q, g, g);
+      p.mul(q, q, v);
+      p.add(q, p.constant(1.5f), q, true);
+      p.mul(g, g, q);
+    }
+    // s = scale / sqrt(var + eps); t = B - mean s.
+    p.mul(g, g, at(1, c));
+    p.mul(q, at(3, c), g);
+    p.add(sh, at(2, c), q, true);
+  }
+  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
+    int32_t ci = int32_t(index[1]);
+    p.fma({y->memory, y->wordOf(index)}, {x->memory, x->wordOf(index)},
+          s->offset(ci), t->offset(ci));
+  });
+  return true;
+}
+
+struct ElementOp {
+  const char *opType;
+  LoweringFn lower;
+};
+
+const ElementOp kElementOps[] = {
+    {"Identity", lowerReshapeLike},
+    {"Reshape", lowerReshapeLike},
+    {"Flatten", lowerReshapeLike},
+    {"Transpose", lowerTranspose},
+    {"Relu", lowerRelu},
+    {"LeakyRelu", lowerLeakyRelu},
+    {"Clip", lowerClip},
+    {"Add", lowerBinary},
+    {"Sub", lowerBinary},
+    {"Mul", lowerBinary},
+    {"ReduceSum", lowerReduce},
+    {"ReduceMean", lowerReduce},
+    {"ReduceMax", lowerReduce},
+    {"MaxPool", lowerPool},
+    {"AveragePool", lowerPool},
+    {"GlobalAveragePool", lowerPool},
+    {"BatchNormalization", lowerBatchNorm},
+};
+
+} // namespace
+
+LoweringFn general::findElementLowering(const std::string &opType) {
+  for (const ElementOp &op : kElementOps)
+    if (opType == op.opType)
+      return op.lower;
+  return nullptr;
+}
+
+bool general::resolveWindow(Lowering &l, const std::vector<int64_t> &spatial,
+                            const std::vector<int64_t> &weights, bool ceilMode,
+                            Window &w) {
+  const KernelRequest &r = l.request();
+  size_t rank = spatial.size();
+  std::vector<int64_t> kernel = r.getInts("kernel_shape");
+  if (kernel.empty())
+    kernel = weights;
+  if (kernel.size() != rank)
+    return l.fail("kernel_shape needs " + std::to_string(rank) + " values");
+  if (!weights.empty() && kernel != weights)
+    return l.fail("kernel_shape differs from the weights'");
+  w.in = spatial;
+  w.kernel = kernel;
+  w.stride = r.getInts("strides", std::vector<int64_t>(rank, 1));
+  w.dilation = r.getInts("dilations", std::vector<int64_t>(rank, 1));
+  std::vector<int64_t> pads =
+      r.getInts("pads", std::vector<int64_t>(2 * rank, 0));
+  std::string autoPad = r.getString("auto_pad", "NOTSET");
+  if (w.stride.size() != rank || w.dilation.size() != rank ||
+      pads.size() != 2 * rank)
+    return l.fail("strides, dilations and pads do not match the rank");
+  w.out.resize(rank);
+  w.padBegin.resize(rank);
+  w.padEnd.resize(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    if (kernel[i] < 1 || w.stride[i] < 1 || w.dilation[i] < 1 || pads[i] < 0 ||
+        pads[i + rank] < 0)
+      return l.fail("the window attributes must be positive");
+    int64_t extent = (kernel[i] - 1) * w.dilation[i] + 1;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      int64_t out = (spatial[i] + w.stride[i] - 1) / w.stride[i];
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * w.stride[i] + extent - spatial[i]);
+      // SAME_UPPER puts the odd padding at the end, SAME_LOWER at the start.
+      w.padBegin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.padEnd[i] = total - w.padBegin[i];
+      w.out[i] = out;
+      continue;
+    }
+    if (autoPad == "VALID") {
+      w.padBegin[i] = w.padEnd[i] = 0;
+    } else if (autoPad == "NOTSET" || autoPad.empty()) {
+      w.padBegin[i] = pads[i];
+      w.padEnd[i] = pads[i + rank];
+    } else {
+      return l.fail("auto_pad '" + autoPad + "' is unknown");
+    }
+    int64_t span = spatial[i] + w.padBegin[i] + w.padEnd[i] - extent;
+    if (span < 0)
+      return l.fail("the window is larger than the padded input");
+    int64_t out = (ceilMode ? (span + w.stride[i] - 1) / w.stride[i]
+                            : span / w.stride[i]) +
+                  1;
+    // In ceil mode the last window starts inside the input or the begin
+    // padding (PyTorch's rule, which ONNX's reference follows).
+    if (ceilMode && (out - 1) * w.stride[i] >= spatial[i] + w.padBegin[i])
+      --out;
+    w.out[i] = out;
+  }
+  return true;
+}

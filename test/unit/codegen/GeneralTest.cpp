@@ -1,0 +1,503 @@
+//===- GeneralTest.cpp - The general small-tensor kernel on the emulator --===//
+//
+// The cases mirror the ONNX node tests of each operator (shapes,
+// attributes, broadcasting, axes, keepdims): each runs through the
+// general kernel (even where a specialised kernel would take it) on
+// random-filled memory, must have no hazard, and must agree with the
+// pfvm:cpu reference within the tolerance documented in docs/codegen.md
+// (G-decisions): single precision, 1e-5 absolute plus 1e-5 relative,
+// since sums and products run in another order than the reference's and
+// the MAU multiplier truncates (docs/target/mncore2.md, MAU multiplier).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/reference/SimpleContext.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+using reference::Attribute;
+using reference::DType;
+using reference::Tensor;
+
+namespace {
+
+Attribute intAttr(int64_t value) {
+  Attribute a;
+  a.kind = Attribute::Kind::Int;
+  a.i = value;
+  return a;
+}
+Attribute floatAttr(float value) {
+  Attribute a;
+  a.kind = Attribute::Kind::Float;
+  a.f = value;
+  return a;
+}
+Attribute intsAttr(std::vector<int64_t> values) {
+  Attribute a;
+  a.kind = Attribute::Kind::Ints;
+  a.ints = std::move(values);
+  return a;
+}
+Attribute stringAttr(std::string value) {
+  Attribute a;
+  a.kind = Attribute::Kind::String;
+  a.s = std::move(value);
+  return a;
+}
+
+Tensor int64Tensor(std::vector<int64_t> values) {
+  int64_t count = int64_t(values.size());
+  return Tensor::fromVector<int64_t>(DType::Int64, {count}, values);
+}
+
+/// One case: an operator, its inputs (float tensors are random unless
+/// given), attributes, and which inputs are constants or omitted.
+struct Case {
+  std::string name;
+  std::string opType;
+  std::vector<Tensor> inputs;
+  std::map<std::string, Attribute> attributes;
+  /// Inputs the kernel sees as constants (initializers).
+  std::vector<bool> constant;
+  /// Inputs left out (ONNX's empty name); they still occupy a position.
+  std::vector<bool> omitted;
+  double atol = 1e-5, rtol = 1e-5;
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+struct Reference {
+  Tensor output;
+  bool ok = false;
+  std::string message;
+};
+
+Reference referenceOf(const Case &c) {
+  std::vector<reference::Value> values;
+  for (const Tensor &tensor : c.inputs)
+    values.push_back(reference::Value(tensor));
+  reference::SimpleKernelContext context(c.opType, values, 1);
+  for (size_t i = 0; i < c.omitted.size(); ++i)
+    if (c.omitted[i])
+      context.omitInput(i);
+  for (const auto &[name, value] : c.attributes)
+    context.setAttribute(name, value);
+  reference::Status status = context.run();
+  Reference result;
+  result.ok = status.ok();
+  result.message = status.message();
+  if (result.ok)
+    result.output = context.outputTensor(0);
+  return result;
+}
+
+/// Runs a case through the general kernel; the output shape is the
+/// reference's.
+void runCase(const Case &c, KernelRun *keep = nullptr) {
+  Reference expected = referenceOf(c);
+  ASSERT_TRUE(expected.ok) << expected.message;
+  std::vector<bool> constant = c.constant;
+  constant.resize(c.inputs.size(), false);
+  KernelRequest request =
+      makeRequest(c.opType, c.inputs, {expected.output.shape()},
+                  DeviceType::Single, constant);
+  request.attributes = c.attributes;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    // Integer inputs (axes, shapes) are 32-bit on the device.
+    if (!reference::isFloatingPoint(c.inputs[i].dtype()))
+      request.inputs[i].form =
+          DramForm::canonical(DeviceType::Int32, c.inputs[i].shape());
+    if (i < c.omitted.size() && c.omitted[i])
+      request.inputs[i].omitted = true;
+  }
+  HarnessOptions options;
+  options.generator = "general";
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, c.inputs, DType::Float32, run, error, options))
+      << error;
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  Comparison comparison =
+      compareTensors(run.outputs[0], expected.output, c.atol, c.rtol);
+  EXPECT_TRUE(comparison.within)
+      << comparison.firstMismatch << " (max abs " << comparison.maxAbs << ")";
+  // The cycle counts documented in docs/codegen.md come from here.
+  ::testing::Test::RecordProperty("cycles", std::to_string(run.stats.Cycles));
+  ::testing::Test::RecordProperty("steps", std::to_string(run.stats.Steps));
+  if (const char *dump = std::getenv("MNCC_GENERAL_TEST_DUMP"))
+    if (FILE *file = std::fopen(
+            (std::string(dump) + "/" + c.name + ".vsm").c_str(), "w")) {
+      std::fputs(run.program.c_str(), file);
+      std::fclose(file);
+    }
+  if (keep)
+    *keep = std::move(run);
+}
+
+Tensor rnd(std::vector<int64_t> shape, uint64_t seed, float low = -1,
+           float high = 1) {
+  return randomTensor(std::move(shape), seed, low, high);
+}
+
+class GeneralKernel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GeneralKernel, MatchesTheReferenceOnRandomMemory) {
+  runCase(GetParam());
+}
+
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  return info.param.name;
+}
+
+//===----------------------------------------------------------------------===//
+// Gemm, MatMul, Conv
+//===----------------------------------------------------------------------===//
+
+std::vector<Case> linearCases() {
+  auto gemm = [](std::string name, std::vector<std::vector<int64_t>> shapes,
+                 float alpha, float beta, int transA, int transB) {
+    Case c;
+    c.name = "Gemm_" + name;
+    c.opType = "Gemm";
+    for (size_t i = 0; i < shapes.size(); ++i)
+      c.inputs.push_back(rnd(shapes[i], 10 + i));
+    c.attributes = {{"alpha", floatAttr(alpha)},
+                    {"beta", floatAttr(beta)},
+                    {"transA", intAttr(transA)},
+                    {"transB", intAttr(transB)}};
+    return c;
+  };
+  std::vector<Case> cases = {
+      gemm("all_attributes", {{4, 3}, {5, 4}, {1, 5}}, 0.25f, 0.35f, 1, 1),
+      gemm("alpha", {{3, 5}, {5, 4}, {1, 4}}, 0.5f, 1, 0, 0),
+      gemm("beta", {{2, 7}, {7, 4}, {1, 4}}, 1, 0.5f, 0, 0),
+      gemm("default_matrix_bias", {{3, 6}, {6, 4}, {3, 4}}, 1, 1, 0, 0),
+      gemm("default_no_bias", {{2, 10}, {10, 3}}, 1, 1, 0, 0),
+      gemm("default_scalar_bias", {{2, 3}, {3, 4}, {}}, 1, 1, 0, 0),
+      gemm("single_elem_vector_bias", {{3, 7}, {7, 3}, {1}}, 1, 1, 0, 0),
+      gemm("transposeA", {{6, 3}, {6, 4}, {1, 4}}, 1, 1, 1, 0),
+      gemm("transposeB", {{3, 6}, {4, 6}, {1, 4}}, 1, 1, 0, 1),
+      // Larger than GRF0 on both sides: dense accumulators.
+      gemm("wide", {{24, 40}, {40, 16}, {16}}, 1, 1, 0, 0),
+  };
+  auto matmul = [](std::string name, std::vector<int64_t> a,
+                   std::vector<int64_t> b) {
+    Case c;
+    c.name = "MatMul_" + name;
+    c.opType = "MatMul";
+    c.inputs = {rnd(a, 20), rnd(b, 21)};
+    return c;
+  };
+  cases.push_back(matmul("2d", {3, 4}, {4, 3}));
+  cases.push_back(matmul("3d", {2, 3, 4}, {2, 4, 3}));
+  cases.push_back(matmul("4d", {1, 2, 3, 4}, {1, 2, 4, 3}));
+  cases.push_back(matmul("vector_left", {4}, {2, 4, 3}));
+  cases.push_back(matmul("vector_right", {2, 3, 4}, {4}));
+  cases.push_back(matmul("batch_broadcast", {2, 1, 3, 4}, {3, 4, 5}));
+
+  auto conv = [](std::string name, std::vector<int64_t> x,
+                 std::vector<int64_t> w, bool bias,
+                 std::map<std::string, Attribute> attributes) {
+    Case c;
+    c.name = "Conv_" + name;
+    c.opType = "Conv";
+    c.inputs = {rnd(x, 30), rnd(w, 31)};
+    if (bias)
+      c.inputs.push_back(rnd({w[0]}, 32));
+    c.attributes = std::move(attributes);
+    return c;
+  };
+  cases.push_back(conv(
+      "basic_with_padding", {1, 1, 5, 5}, {1, 1, 3, 3}, false,
+      {{"kernel_shape", intsAttr({3, 3})}, {"pads", intsAttr({1, 1, 1, 1})}}));
+  cases.push_back(conv("basic_without_padding", {1, 1, 5, 5}, {1, 1, 3, 3},
+                       false, {{"kernel_shape", intsAttr({3, 3})}}));
+  cases.push_back(conv("with_strides_padding", {1, 1, 7, 5}, {1, 1, 3, 3},
+                       false,
+                       {{"kernel_shape", intsAttr({3, 3})},
+                        {"pads", intsAttr({1, 1, 1, 1})},
+                        {"strides", intsAttr({2, 2})}}));
+  cases.push_back(conv(
+      "with_strides_no_padding", {1, 1, 7, 5}, {1, 1, 3, 3}, false,
+      {{"kernel_shape", intsAttr({3, 3})}, {"strides", intsAttr({2, 2})}}));
+  cases.push_back(conv("with_strides_and_asymmetric_padding", {1, 1, 7, 5},
+                       {1, 1, 3, 3}, false,
+                       {{"kernel_shape", intsAttr({3, 3})},
+                        {"pads", intsAttr({1, 0, 1, 0})},
+                        {"strides", intsAttr({2, 2})}}));
+  cases.push_back(conv("with_autopad_same", {1, 1, 5, 5}, {1, 1, 3, 3}, false,
+                       {{"auto_pad", stringAttr("SAME_LOWER")},
+                        {"kernel_shape", intsAttr({3, 3})},
+                        {"strides", intsAttr({2, 2})}}));
+  cases.push_back(conv("groups_bias_dilations", {2, 4, 6, 6}, {6, 2, 2, 2},
+                       true,
+                       {{"group", intAttr(2)},
+                        {"dilations", intsAttr({2, 1})},
+                        {"pads", intsAttr({1, 0, 0, 1})}}));
+  cases.push_back(conv("depthwise_1d", {1, 3, 9}, {3, 1, 3}, true,
+                       {{"group", intAttr(3)}, {"strides", intsAttr({2})}}));
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Linear, GeneralKernel,
+                         ::testing::ValuesIn(linearCases()), caseName);
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+std::vector<Case> elementCases() {
+  std::vector<Case> cases;
+  auto binary = [&](std::string op, std::string name, std::vector<int64_t> a,
+                    std::vector<int64_t> b) {
+    Case c;
+    c.name = op + "_" + name;
+    c.opType = op;
+    c.inputs = {rnd(a, 40), rnd(b, 41)};
+    cases.push_back(c);
+  };
+  for (const char *op : {"Add", "Sub", "Mul"}) {
+    binary(op, "same", {3, 4, 5}, {3, 4, 5});
+    binary(op, "bcast", {3, 4, 5}, {5});
+    binary(op, "example", {3}, {3});
+    binary(op, "both_ways", {3, 1, 5}, {4, 1});
+    binary(op, "scalar_first", {}, {2, 9});
+  }
+  {
+    Case c;
+    c.name = "Mul_constant_scalar";
+    c.opType = "Mul";
+    c.inputs = {rnd({5, 9}, 42),
+                Tensor::fromVector<float>(DType::Float32, {}, {0.375f})};
+    c.constant = {false, true};
+    cases.push_back(c);
+  }
+  auto unary = [&](std::string op, std::string name, std::vector<int64_t> x,
+                   std::map<std::string, Attribute> attributes = {}) {
+    Case c;
+    c.name = op + "_" + name;
+    c.opType = op;
+    c.inputs = {rnd(x, 43, -3, 3)};
+    c.attributes = std::move(attributes);
+    cases.push_back(c);
+  };
+  unary("Relu", "3x4x5", {3, 4, 5});
+  unary("LeakyRelu", "alpha", {3, 4, 5}, {{"alpha", floatAttr(0.1f)}});
+  unary("LeakyRelu", "default", {3, 4, 5});
+  unary("LeakyRelu", "example", {3}, {{"alpha", floatAttr(0.1f)}});
+  unary("LeakyRelu", "steep", {2, 7}, {{"alpha", floatAttr(2.5f)}});
+  auto clip = [&](std::string name, std::vector<int64_t> x,
+                  std::optional<float> low, std::optional<float> high,
+                  bool constant) {
+    Case c;
+    c.name = "Clip_" + name;
+    c.opType = "Clip";
+    c.inputs = {rnd(x, 44, -3, 3)};
+    c.inputs.push_back(
+        Tensor::fromVector<float>(DType::Float32, {}, {low.value_or(0)}));
+    c.inputs.push_back(
+        Tensor::fromVector<float>(DType::Float32, {}, {high.value_or(0)}));
+    c.omitted = {false, !low, !high};
+    c.constant = {false, constant, constant};
+    cases.push_back(c);
+  };
+  clip("splitbounds", {3, 4, 5}, -1.5f, 1.0f, false);
+  clip("example", {3}, -1, 1, false);
+  clip("inbounds", {3}, -5, 5, false);
+  clip("outbounds", {3}, -0.25f, 0.25f, false);
+  clip("default_min", {3, 4, 5}, 0.0f, std::nullopt, false);
+  clip("default_max", {3, 4, 5}, std::nullopt, 0.0f, false);
+  clip("default_inbounds", {3}, std::nullopt, std::nullopt, false);
+  clip("constant_bounds", {3, 4, 5}, -0.5f, 2.0f, true);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Elementwise, GeneralKernel,
+                         ::testing::ValuesIn(elementCases()), caseName);
+
+//===----------------------------------------------------------------------===//
+// Reductions, pools, normalisation
+//===----------------------------------------------------------------------===//
+
+std::vector<Case> reduceCases() {
+  std::vector<Case> cases;
+  auto reduce = [&](std::string op, std::string name,
+                    std::optional<std::vector<int64_t>> axes, int keepdims,
+                    bool axesInput, int noop = 0) {
+    Case c;
+    c.name = op + "_" + name;
+    c.opType = op;
+    c.inputs = {rnd({3, 2, 2}, 50)};
+    c.attributes["keepdims"] = intAttr(keepdims);
+    if (axesInput) {
+      c.inputs.push_back(int64Tensor(axes.value_or(std::vector<int64_t>{})));
+      c.constant = {false, true};
+      c.attributes["noop_with_empty_axes"] = intAttr(noop);
+    } else if (axes) {
+      c.attributes["axes"] = intsAttr(*axes);
+    }
+    cases.push_back(c);
+  };
+  for (const char *op : {"ReduceMean", "ReduceMax"}) {
+    reduce(op, "default_axes_keepdims", std::nullopt, 1, false);
+    reduce(op, "do_not_keepdims", std::vector<int64_t>{1}, 0, false);
+    reduce(op, "keepdims", std::vector<int64_t>{1}, 1, false);
+    reduce(op, "negative_axes_keepdims", std::vector<int64_t>{-2}, 1, false);
+  }
+  reduce("ReduceSum", "default_axes_keepdims", std::vector<int64_t>{}, 1, true);
+  reduce("ReduceSum", "do_not_keepdims", std::vector<int64_t>{1}, 0, true);
+  reduce("ReduceSum", "keepdims", std::vector<int64_t>{1}, 1, true);
+  reduce("ReduceSum", "negative_axes_keepdims", std::vector<int64_t>{-2}, 1,
+         true);
+  reduce("ReduceSum", "empty_axes_input_noop", std::vector<int64_t>{}, 1, true,
+         1);
+  reduce("ReduceSum", "two_axes", std::vector<int64_t>{0, 2}, 0, true);
+  {
+    // Axes given at run time: inferred from the shapes with keepdims.
+    Case c;
+    c.name = "ReduceSum_runtime_axes_keepdims";
+    c.opType = "ReduceSum";
+    c.inputs = {rnd({3, 2, 2}, 51), int64Tensor({1})};
+    c.attributes["keepdims"] = intAttr(1);
+    cases.push_back(c);
+  }
+
+  auto pool = [&](std::string op, std::string name, std::vector<int64_t> x,
+                  std::map<std::string, Attribute> attributes) {
+    Case c;
+    c.name = op + "_" + name;
+    c.opType = op;
+    c.inputs = {rnd(x, 52)};
+    c.attributes = std::move(attributes);
+    cases.push_back(c);
+  };
+  for (const char *op : {"MaxPool", "AveragePool"}) {
+    pool(op, "1d_default", {1, 3, 32}, {{"kernel_shape", intsAttr({2})}});
+    pool(op, "2d_ceil", {1, 1, 4, 4},
+         {{"kernel_shape", intsAttr({3, 3})},
+          {"strides", intsAttr({2, 2})},
+          {"ceil_mode", intAttr(1)}});
+    pool(op, "2d_default", {1, 3, 16, 16},
+         {{"kernel_shape", intsAttr({2, 2})}});
+    pool(
+        op, "2d_pads", {1, 3, 12, 12},
+        {{"kernel_shape", intsAttr({3, 3})}, {"pads", intsAttr({2, 2, 2, 2})}});
+    pool(
+        op, "2d_precomputed_pads", {1, 1, 5, 5},
+        {{"kernel_shape", intsAttr({5, 5})}, {"pads", intsAttr({2, 2, 2, 2})}});
+    pool(op, "2d_precomputed_same_upper", {1, 1, 5, 5},
+         {{"kernel_shape", intsAttr({3, 3})},
+          {"strides", intsAttr({2, 2})},
+          {"auto_pad", stringAttr("SAME_UPPER")}});
+    pool(op, "2d_precomputed_strides", {1, 1, 5, 5},
+         {{"kernel_shape", intsAttr({2, 2})}, {"strides", intsAttr({2, 2})}});
+    pool(op, "2d_same_lower", {1, 3, 8, 8},
+         {{"kernel_shape", intsAttr({2, 2})},
+          {"auto_pad", stringAttr("SAME_LOWER")}});
+    pool(op, "2d_strides", {1, 3, 16, 16},
+         {{"kernel_shape", intsAttr({5, 5})}, {"strides", intsAttr({3, 3})}});
+  }
+  pool("MaxPool", "2d_dilations", {1, 1, 4, 4},
+       {{"kernel_shape", intsAttr({2, 2})}, {"dilations", intsAttr({2, 2})}});
+  pool("AveragePool", "2d_pads_count_include_pad", {1, 3, 12, 12},
+       {{"kernel_shape", intsAttr({3, 3})},
+        {"pads", intsAttr({2, 2, 2, 2})},
+        {"count_include_pad", intAttr(1)}});
+  pool("AveragePool", "2d_ceil_count_include_pad", {1, 1, 5, 5},
+       {{"kernel_shape", intsAttr({3, 3})},
+        {"strides", intsAttr({2, 2})},
+        {"pads", intsAttr({1, 1, 1, 1})},
+        {"ceil_mode", intAttr(1)},
+        {"count_include_pad", intAttr(1)}});
+  pool("GlobalAveragePool", "default", {1, 3, 5, 5}, {});
+  pool("GlobalAveragePool", "precomputed", {1, 1, 3, 3}, {});
+
+  for (float epsilon : {1e-5f, 1e-2f}) {
+    Case c;
+    c.name = epsilon < 1e-3f ? "BatchNormalization_example"
+                             : "BatchNormalization_epsilon";
+    c.opType = "BatchNormalization";
+    c.inputs = {rnd({2, 3, 4, 5}, 53), rnd({3}, 54), rnd({3}, 55), rnd({3}, 56),
+                rnd({3}, 57, 0.5f, 2)};
+    c.attributes["epsilon"] = floatAttr(epsilon);
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Reduce, GeneralKernel,
+                         ::testing::ValuesIn(reduceCases()), caseName);
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+std::vector<Case> moveCases() {
+  std::vector<Case> cases;
+  for (int64_t axis : {0, 1, 2, 3, -1, -2, -3, -4}) {
+    Case c;
+    c.name = "Flatten_axis" + std::string(axis < 0 ? "_minus" : "") +
+             std::to_string(axis < 0 ? -axis : axis);
+    c.opType = "Flatten";
+    c.inputs = {rnd({2, 3, 4, 5}, 60)};
+    c.attributes["axis"] = intAttr(axis);
+    cases.push_back(c);
+  }
+  auto reshape = [&](std::string name, std::vector<int64_t> shape) {
+    Case c;
+    c.name = "Reshape_" + name;
+    c.opType = "Reshape";
+    c.inputs = {rnd({2, 3, 4}, 61), int64Tensor(shape)};
+    c.constant = {false, true};
+    cases.push_back(c);
+  };
+  reshape("reordered_all_dims", {4, 2, 3});
+  reshape("reordered_last_dims", {2, 4, 3});
+  reshape("reduced_dims", {2, 12});
+  reshape("extended_dims", {2, 3, 2, 2});
+  reshape("one_dim", {24});
+  reshape("negative_dim", {2, -1, 2});
+  reshape("negative_extended_dims", {-1, 2, 3, 4});
+  reshape("zero_dim", {2, 0, 4, 1});
+  reshape("zero_and_negative_dim", {2, 0, 1, -1});
+  std::vector<std::vector<int64_t>> perms = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                             {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (size_t i = 0; i < perms.size(); ++i) {
+    Case c;
+    c.name = "Transpose_all_permutations_" + std::to_string(i);
+    c.opType = "Transpose";
+    c.inputs = {rnd({2, 3, 4}, 62)};
+    c.attributes["perm"] = intsAttr(perms[i]);
+    cases.push_back(c);
+  }
+  {
+    Case c;
+    c.name = "Transpose_default";
+    c.opType = "Transpose";
+    c.inputs = {rnd({2, 3, 4}, 63)};
+    cases.push_back(c);
+  }
+  {
+    Case c;
+    c.name = "Identity";
+    c.opType = "Identity";
+    c.inputs = {rnd({1, 1, 2, 2}, 64)};
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Move, GeneralKernel, ::testing::ValuesIn(moveCases()),
+                         caseName);
+
+} // namespace
