@@ -187,6 +187,49 @@ void Lowering::loadInputs() {
     emitLoadToEveryPe(*Out, images);
 }
 
+bool Lowering::reserveMath(std::initializer_list<MathFunction> functions) {
+  int64_t want = 0, least = 0;
+  for (MathFunction function : functions) {
+    want = std::max(want, mathScratchLongWords(function));
+    least = std::max(least, mathScratchMinimum(function));
+  }
+  std::array<PeBlock, 2> blocks;
+  PeMemory memories[2] = {PeMemory::GRF0, PeMemory::GRF1};
+  for (unsigned b = 0; b < 2; ++b) {
+    int64_t room = Program.freeWords(memories[b]) / 8 * 4;
+    int64_t longWords = std::min(want, room) / 4 * 4;
+    if (longWords < least)
+      return fail(std::string("MathLib needs ") + std::to_string(least) +
+                  " long words of scratch in " + peMemoryName(memories[b]) +
+                  ", " + std::to_string(room) + " are left");
+    std::optional<Slot> slot =
+        Program.allocate(memories[b], int32_t(2 * longWords));
+    blocks[b] = {memories[b], slot->word / 2, longWords};
+  }
+  Scratch = MathScratch{blocks[0], blocks[1]};
+  return true;
+}
+
+bool Lowering::math(MathFunction function, const std::vector<Slot> &sources,
+                    Slot destination, int32_t words) {
+  if (!Scratch)
+    return fail("MathLib's scratch is not reserved");
+  if (dryRun())
+    return true;
+  Program.flush(*Out);
+  auto block = [&](Slot slot) {
+    return PeBlock{slot.memory, slot.word / 2, (words + 7) / 8 * 4};
+  };
+  std::vector<PeBlock> blocks;
+  for (Slot source : sources)
+    blocks.push_back(block(source));
+  std::string error;
+  if (!emitMathFunction(*Out, function, blocks, block(destination), *Scratch,
+                        error))
+    return fail(error);
+  return true;
+}
+
 void Lowering::fold(Slot dst, const std::vector<Slot> &sources, Fold kind) {
   if (sources.empty()) {
     Program.zero(dst);

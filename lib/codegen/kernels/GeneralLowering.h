@@ -18,6 +18,7 @@
 
 #include "GeneralProgram.h"
 #include "GeneralTransfer.h"
+#include "MathLib.h"
 
 #include "mncc/codegen/Kernel.h"
 
@@ -74,6 +75,17 @@ public:
   /// stores the outputs.
   void finish(KernelDescription &description);
 
+  /// Reserves the two scratch blocks (GRF0 and GRF1) that MathLib needs
+  /// for `functions`: as much as it can use, at least its minimum. Call
+  /// after placing the images.
+  bool reserveMath(std::initializer_list<MathFunction> functions);
+  /// Schedules what is recorded, then computes `function` over `words`
+  /// words (a multiple of 8, long word aligned) of LM blocks from
+  /// `sources` into `destination` (MathLib.h; a source may be the
+  /// destination).
+  bool math(MathFunction function, const std::vector<Slot> &sources,
+            Slot destination, int32_t words);
+
   /// Element helpers shared by the operators.
   /// dst = reduction of `sources` (at least one) by Add or Max/Min, with
   /// the first source copied in and the rest folded in place.
@@ -90,6 +102,7 @@ private:
   std::string Error;
   std::vector<std::optional<PeImage>> Inputs, Outputs;
   std::vector<bool> OutputAliased;
+  std::optional<MathScratch> Scratch;
   bool Loaded = false;
 };
 

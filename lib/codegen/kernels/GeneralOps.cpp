@@ -305,77 +305,58 @@ bool lowerClip(Lowering &l) {
 // Binary element-wise with broadcasting: Add, Sub, Mul
 //===----------------------------------------------------------------------===//
 
-bool lowerBinary(Lowering &l) {
-  if (!checkOutputs(l, 1) || !checkInputs(l, 2, 2))
-    return false;
+bool checkBroadcast(Lowering &l) {
   const KernelRequest &r = l.request();
-  const std::string &opType = r.opType;
   const DramForm &out = r.outputs[0].form;
   for (size_t i = 0; i < 2; ++i) {
     const std::vector<int64_t> &shape = r.inputs[i].form.shape;
     if (shape.size() > out.shape.size())
       return l.fail("input " + std::to_string(i) +
-                    " has a higher rank than "
-                    "the output");
+                    " has a higher rank than the output");
     size_t offset = out.shape.size() - shape.size();
     for (size_t d = 0; d < shape.size(); ++d)
       if (shape[d] != 1 && shape[d] != out.shape[offset + d])
         return l.fail("input " + std::to_string(i) + " " + shapeText(shape) +
                       " does not broadcast to " + shapeText(out.shape));
   }
-  // A scalar constant becomes a constant word; the other operand goes to
-  // LM0, the second to a GRF when it fits (broadcast operands are small),
-  // so that no memory is read twice by one operation.
-  std::optional<float> constant[2] = {scalarConstant(r.inputs[0]),
-                                      scalarConstant(r.inputs[1])};
-  if (constant[0] && constant[1])
-    constant[0].reset();
-  const PeImage *a = nullptr, *b = nullptr;
-  if (!constant[0] && !(a = l.placeInput(0, {LM0, LM1})))
-    return false;
-  if (!constant[1] && !(b = l.placeInput(1, {GRF0, GRF1, LM1, LM0})))
-    return false;
-  const PeImage *y = l.placeOutput(0, {LM1, LM0});
-  if (!y)
-    return false;
-  l.loadInputs();
-  ElemProgram &p = l.program();
-  Slot ca = constant[0] ? p.constant(*constant[0]) : Slot{};
-  Slot cb = constant[1] ? p.constant(*constant[1]) : Slot{};
-  auto slotOf = [&](const PeImage *image, Slot fixed,
-                    const std::vector<int64_t> &index) {
+  return true;
+}
+
+/// An operand of a binary operator: an image or a constant word.
+struct Operand {
+  const PeImage *image = nullptr;
+  Slot fixed;
+
+  Slot at(const std::vector<int64_t> &index) const {
     if (!image)
       return fixed;
-    return Slot{image->memory,
-                image->wordOf(broadcastIndex(index, image->form.shape))};
-  };
-  auto op = [&](Slot d, Slot x, Slot y2, Width w) {
-    if (opType == "Add")
-      p.add(d, x, y2, false, w);
-    else if (opType == "Sub")
-      p.add(d, x, y2, true, w);
-    else
-      p.mul(d, x, y2, w);
-  };
-  // Pairs of elements whose operands are pairs too run as long words.
+    return {image->memory,
+            image->wordOf(broadcastIndex(index, image->form.shape))};
+  }
+};
+
+/// y[i] = op(a[i], b[i]) over the output's elements, with broadcasting;
+/// pairs of elements whose operands are pairs too run as long words.
+void runBinary(Lowering &l, const PeImage &y, const Operand &a,
+               const Operand &b,
+               const std::function<void(Slot, Slot, Slot, Width)> &op) {
   std::vector<std::array<Slot, 3>> pending;
-  auto pairable = [](const std::array<Slot, 3> &e0,
-                     const std::array<Slot, 3> &e1, bool fixed0, bool fixed1) {
+  auto pairable = [&](const std::array<Slot, 3> &e0,
+                      const std::array<Slot, 3> &e1) {
     if (e0[0].word % 2 || e1[0].word != e0[0].word + 1)
       return false;
     for (unsigned k = 1; k < 3; ++k) {
-      bool fixed = k == 1 ? fixed0 : fixed1;
-      if (fixed)
+      if (!(k == 1 ? a : b).image)
         continue;
       if (e0[k].word % 2 || e1[k].word != e0[k].word + 1)
         return false;
     }
     return true;
   };
-  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
-    std::array<Slot, 3> e = {Slot{y->memory, y->wordOf(index)},
-                             slotOf(a, ca, index), slotOf(b, cb, index)};
-    if (!pending.empty() && pairable(pending[0], e, !a, !b)) {
+  forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+    std::array<Slot, 3> e = {Slot{y.memory, y.wordOf(index)}, a.at(index),
+                             b.at(index)};
+    if (!pending.empty() && pairable(pending[0], e)) {
       op(pending[0][0], pending[0][1], pending[0][2], Width::Long);
       pending.clear();
       return;
@@ -386,6 +367,207 @@ bool lowerBinary(Lowering &l) {
   });
   for (const auto &q : pending)
     op(q[0], q[1], q[2], Width::Word);
+}
+
+bool lowerBinary(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 2, 2) || !checkBroadcast(l))
+    return false;
+  const KernelRequest &r = l.request();
+  const std::string &opType = r.opType;
+  // A scalar constant becomes a constant word; the other operand goes to
+  // LM0, the second to a GRF when it fits (broadcast operands are small),
+  // so that no memory is read twice by one operation.
+  std::optional<float> constant[2] = {scalarConstant(r.inputs[0]),
+                                      scalarConstant(r.inputs[1])};
+  if (constant[0] && constant[1])
+    constant[0].reset();
+  Operand a, b;
+  if (!constant[0] && !(a.image = l.placeInput(0, {LM0, LM1})))
+    return false;
+  if (!constant[1] && !(b.image = l.placeInput(1, {GRF0, GRF1, LM1, LM0})))
+    return false;
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  if (!y)
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  if (constant[0])
+    a.fixed = p.constant(*constant[0]);
+  if (constant[1])
+    b.fixed = p.constant(*constant[1]);
+  runBinary(l, *y, a, b, [&](Slot d, Slot x, Slot y2, Width w) {
+    if (opType == "Add")
+      p.add(d, x, y2, false, w);
+    else if (opType == "Sub")
+      p.add(d, x, y2, true, w);
+    else
+      p.mul(d, x, y2, w);
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// MathLib: Exp, Sigmoid, Tanh, Div, Softmax, LogSoftmax
+//===----------------------------------------------------------------------===//
+
+/// Exp, Sigmoid, Tanh: one MathLib block over the input's image (the
+/// output's when the two lie differently, after copying the elements).
+bool lowerTranscendental(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 1))
+    return false;
+  const std::string &opType = l.request().opType;
+  MathFunction function = opType == "Exp"       ? MathFunction::Exp
+                          : opType == "Sigmoid" ? MathFunction::Sigmoid
+                                                : MathFunction::Tanh;
+  if (!placeUnary(l) || !l.reserveMath({function}))
+    return false;
+  l.loadInputs();
+  const PeImage &x = l.input(0), &y = l.output(0);
+  Slot from{x.memory, x.word};
+  if (!sameLayout(x.form, y.form)) {
+    std::vector<std::pair<Slot, Slot>> moves;
+    forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+      moves.push_back(
+          {{y.memory, y.wordOf(index)}, {x.memory, x.wordOf(index)}});
+    });
+    l.copyWords(moves);
+    from = {y.memory, y.word};
+  }
+  return l.math(function, {from}, {y.memory, y.word}, y.words());
+}
+
+/// a / b: MathLib's division over whole images when nothing broadcasts;
+/// otherwise b's reciprocal (over b's own image) times a, broadcast like
+/// the other binary operators.
+bool lowerDiv(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 2, 2) || !checkBroadcast(l))
+    return false;
+  const KernelRequest &r = l.request();
+  const DramForm &out = r.outputs[0].form;
+  std::optional<float> constant[2] = {scalarConstant(r.inputs[0]),
+                                      scalarConstant(r.inputs[1])};
+  Operand a, b;
+  if (constant[1]) {
+    // Division by a constant is a product with its reciprocal.
+    if (!(a.image = l.placeInput(0, {LM0, LM1})))
+      return false;
+    const PeImage *y = l.placeOutput(0, {LM1, LM0});
+    if (!y)
+      return false;
+    l.loadInputs();
+    b.fixed = l.program().constant(1.0f / *constant[1]);
+    runBinary(l, *y, a, b, [&](Slot d, Slot x, Slot c, Width w) {
+      l.program().mul(d, x, c, w);
+    });
+    return true;
+  }
+  if (!constant[0] && !(a.image = l.placeInput(0, {LM0, LM1})))
+    return false;
+  if (!(b.image = l.placeInput(1, {LM1, LM0})))
+    return false;
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  if (!y || !l.reserveMath({MathFunction::Divide, MathFunction::Reciprocal}))
+    return false;
+  l.loadInputs();
+  if (a.image && sameLayout(a.image->form, out) &&
+      sameLayout(b.image->form, out))
+    return l.math(
+        MathFunction::Divide,
+        {{a.image->memory, a.image->word}, {b.image->memory, b.image->word}},
+        {y->memory, y->word}, y->words());
+  Slot bs{b.image->memory, b.image->word};
+  if (!l.math(MathFunction::Reciprocal, {bs}, bs, b.image->words()))
+    return false;
+  if (constant[0])
+    a.fixed = l.program().constant(*constant[0]);
+  runBinary(l, *y, a, b, [&](Slot d, Slot x, Slot c, Width w) {
+    l.program().mul(d, x, c, w);
+  });
+  return true;
+}
+
+/// Softmax and LogSoftmax over one axis (opset 13): per row, the maximum
+/// m, d = x - m into the output, exp over the output's image, the sum s,
+/// then y = e / s (a reciprocal block and products) or y = (x - m) - log s.
+bool lowerSoftmax(Lowering &l) {
+  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  bool logarithm = r.opType == "LogSoftmax";
+  const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
+  if (in.shape != out.shape || in.shape.empty())
+    return l.fail(r.opType + " needs an output shaped as its input");
+  int64_t rank = int64_t(in.shape.size());
+  int64_t axis = r.getInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return l.fail("axis " + std::to_string(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  int64_t extent = in.shape[size_t(axis)];
+  int64_t rows = elementCount(in.shape) / std::max<int64_t>(extent, 1);
+  if (!placeUnary(l))
+    return false;
+  // The row maxima in a GRF (read beside x and the output), the row sums
+  // in LM (MathLib's blocks lie outside its GRF scratch).
+  int32_t rowWords = int32_t((rows + 7) / 8 * 8);
+  std::optional<Slot> maxima = l.allocate({GRF0, GRF1}, rowWords);
+  std::optional<Slot> sums = l.allocate({LM0, LM1}, rowWords);
+  if (!maxima || !sums ||
+      !l.reserveMath({MathFunction::Exp, logarithm ? MathFunction::Log
+                                                   : MathFunction::Reciprocal}))
+    return false;
+  l.loadInputs();
+  const PeImage &x = l.input(0), &y = l.output(0);
+  ElemProgram &p = l.program();
+  // Row r holds the elements whose index with the axis set to 0 is the
+  // r-th in row-major order.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> members(
+      static_cast<size_t>(rows)); // (x word, y word)
+  std::vector<int64_t> outer = in.shape;
+  outer[size_t(axis)] = 1;
+  forEachIndex(in.shape, [&](const std::vector<int64_t> &index) {
+    std::vector<int64_t> key = index;
+    key[size_t(axis)] = 0;
+    int64_t row = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      row = row * outer[size_t(d)] + key[size_t(d)];
+    members[size_t(row)].push_back({x.wordOf(index), y.wordOf(index)});
+  });
+  for (int64_t row = 0; row < rows; ++row) {
+    std::vector<Slot> sources;
+    for (const auto &[xw, yw] : members[size_t(row)])
+      sources.push_back({x.memory, xw});
+    Slot m = maxima->offset(int32_t(row));
+    l.fold(m, sources, Lowering::Fold::Max);
+    for (const auto &[xw, yw] : members[size_t(row)])
+      p.add({y.memory, yw}, {x.memory, xw}, m, true);
+  }
+  Slot image{y.memory, y.word};
+  if (!l.math(MathFunction::Exp, {image}, image, y.words()))
+    return false;
+  for (int64_t row = 0; row < rows; ++row) {
+    std::vector<Slot> sources;
+    for (const auto &[xw, yw] : members[size_t(row)])
+      sources.push_back({y.memory, yw});
+    l.fold(sums->offset(int32_t(row)), sources, Lowering::Fold::Sum);
+  }
+  if (!l.math(logarithm ? MathFunction::Log : MathFunction::Reciprocal, {*sums},
+              *sums, rowWords))
+    return false;
+  for (int64_t row = 0; row < rows; ++row) {
+    Slot s = sums->offset(int32_t(row)), m = maxima->offset(int32_t(row));
+    for (const auto &[xw, yw] : members[size_t(row)]) {
+      Slot to{y.memory, yw};
+      if (logarithm) {
+        // (x - m) - log s: x - m is exact near the maximum, where adding
+        // log s to m first would round at m's scale.
+        p.add(to, {x.memory, xw}, m, true);
+        p.add(to, to, s, true);
+      } else {
+        p.mul(to, to, s);
+      }
+    }
+  }
   return true;
 }
 
@@ -640,6 +822,12 @@ const ElementOp kElementOps[] = {
     {"Add", lowerBinary},
     {"Sub", lowerBinary},
     {"Mul", lowerBinary},
+    {"Div", lowerDiv},
+    {"Exp", lowerTranscendental},
+    {"Sigmoid", lowerTranscendental},
+    {"Tanh", lowerTranscendental},
+    {"Softmax", lowerSoftmax},
+    {"LogSoftmax", lowerSoftmax},
     {"ReduceSum", lowerReduce},
     {"ReduceMean", lowerReduce},
     {"ReduceMax", lowerReduce},

@@ -319,6 +319,47 @@ std::vector<Case> elementCases() {
   clip("default_max", {3, 4, 5}, std::nullopt, 0.0f, false);
   clip("default_inbounds", {3}, std::nullopt, std::nullopt, false);
   clip("constant_bounds", {3, 4, 5}, -0.5f, 2.0f, true);
+
+  // MathLib's functions (its accuracy, docs/codegen.md M decisions).
+  for (const char *op : {"Exp", "Sigmoid", "Tanh"}) {
+    unary(op, "3x4x5", {3, 4, 5});
+    unary(op, "example", {3});
+  }
+  binary("Div", "same", {3, 4, 5}, {3, 4, 5});
+  binary("Div", "bcast", {3, 4, 5}, {5});
+  binary("Div", "example", {2}, {2});
+  {
+    Case c;
+    c.name = "Div_constant";
+    c.opType = "Div";
+    c.inputs = {rnd({4, 6}, 45),
+                Tensor::fromVector<float>(DType::Float32, {}, {3.0f})};
+    c.constant = {false, true};
+    cases.push_back(c);
+  }
+  for (const char *op : {"Softmax", "LogSoftmax"}) {
+    for (int64_t axis : {0, 1, 2, -1}) {
+      Case c;
+      c.name = std::string(op) + "_axis_" +
+               (axis < 0 ? "minus1" : std::to_string(axis));
+      c.opType = op;
+      c.inputs = {rnd({3, 4, 5}, 46, -4, 4)};
+      c.attributes["axis"] = intAttr(axis);
+      cases.push_back(c);
+    }
+    Case example;
+    example.name = std::string(op) + "_example";
+    example.opType = op;
+    example.inputs = {
+        Tensor::fromVector<float>(DType::Float32, {1, 3}, {-1, 0, 1})};
+    cases.push_back(example);
+    Case large;
+    large.name = std::string(op) + "_large_number";
+    large.opType = op;
+    large.inputs = {Tensor::fromVector<float>(
+        DType::Float32, {2, 4}, {1, 2, 3, 4, 10000, 10001, 10002, 10003})};
+    cases.push_back(large);
+  }
   return cases;
 }
 
