@@ -68,13 +68,28 @@ Ref MathProgram::input(unsigned index) {
 }
 
 Ref MathProgram::constantBits(uint32_t bits, Home home) {
+  return constantPair(bits, bits, home);
+}
+
+Ref MathProgram::constantPair(uint32_t high, uint32_t low, Home home) {
   for (size_t i = 0; i < Values.size(); ++i)
-    if (Values[i].kind == Value::Kind::Constant && Values[i].bits == bits &&
-        Values[i].home == home)
+    if (Values[i].kind == Value::Kind::Constant && Values[i].bits == high &&
+        Values[i].lowBits == low && Values[i].home == home)
       return Ref{int(i)};
   Value value{Value::Kind::Constant};
-  value.bits = bits;
+  value.bits = high;
+  value.lowBits = low;
   value.home = home;
+  Values.push_back(value);
+  return Ref{int(Values.size() - 1)};
+}
+
+Ref MathProgram::fixed(const std::string &name) {
+  for (size_t i = 0; i < Values.size(); ++i)
+    if (Values[i].kind == Value::Kind::Fixed && Values[i].name == name)
+      return Ref{int(i)};
+  Value value{Value::Kind::Fixed};
+  value.name = name;
   Values.push_back(value);
   return Ref{int(Values.size() - 1)};
 }
@@ -121,6 +136,7 @@ PoolCounts countPools(const MathProgram &program) {
     if (int(i) == program.result())
       continue; // written to the destination
     if (value.kind == MathProgram::Value::Kind::Input ||
+        value.kind == MathProgram::Value::Kind::Fixed ||
         (value.home != Home::First && value.home != Home::Second))
       continue;
     unsigned pool = value.home == Home::First ? 0 : 1;
@@ -155,7 +171,16 @@ int64_t roundUpTo(int64_t value, int64_t multiple) {
 
 /// The memories with read and write ports; T has a write port only (its
 /// reads take no memory port).
-enum Port : unsigned { PortLm0, PortLm1, PortGrf0, PortGrf1, PortT, NumPorts };
+enum Port : unsigned {
+  PortLm0,
+  PortLm1,
+  PortGrf0,
+  PortGrf1,
+  PortT,
+  NumPorts,
+  /// Fixed inputs: no storage, no port.
+  PortNone = NumPorts
+};
 
 unsigned portOf(PeMemory memory) {
   switch (memory) {
@@ -190,14 +215,23 @@ struct Access {
   bool negate = false;
   /// The slot whose state orders reads and writes.
   std::pair<unsigned, int64_t> slot() const { return {port, region.longWord}; }
+  std::string fixedName;
+  /// A word-wide destination (the halves of a constant pair).
+  bool word = false;
+  int64_t wordOffset = 0;
   std::string text(bool destination) const {
     std::string prefix = negate && !destination ? "-" : "";
+    if (port == PortNone)
+      return fixedName;
     if (port == PortT)
       return prefix + "$t";
     PeMemory memory = port == PortLm0    ? PeMemory::LM0
                       : port == PortLm1  ? PeMemory::LM1
                       : port == PortGrf0 ? PeMemory::GRF0
                                          : PeMemory::GRF1;
+    if (word)
+      return peOperand(memory, Width::Word, 2 * region.longWord + wordOffset,
+                       0);
     return prefix + peOperand(memory, Width::Long, 2 * region.longWord,
                               region.advances ? 2 : 0);
   }
@@ -407,6 +441,11 @@ bool Scheduler::layOut(std::string &error) {
 Access Scheduler::accessOf(int id, int64_t chunk) const {
   const MathProgram::Value &value = Program.values()[id];
   Access access;
+  if (value.kind == MathProgram::Value::Kind::Fixed) {
+    access.port = PortNone;
+    access.fixedName = value.name;
+    return access;
+  }
   if (value.kind == MathProgram::Value::Kind::Input) {
     const PeBlock &block = Sources[value.input];
     access.port = portOf(block.memory);
@@ -446,7 +485,7 @@ bool Scheduler::fits(const Step &step, unsigned unit,
     combined[p] = step.reads[p];
   bool lm0 = step.reads[PortLm0].used || step.lmWrite[0].used;
   for (const Access &read : reads) {
-    if (read.port == PortT)
+    if (read.port >= PortT)
       continue;
     Region &seen = combined[read.port];
     if (seen.used && seen != read.region)
@@ -497,7 +536,7 @@ bool Scheduler::place(unsigned unit, const std::string &opcode,
     text += " " + write.text(true);
     step.expression[unit] = text;
     for (const Access &read : reads) {
-      if (read.port != PortT)
+      if (read.port < PortT)
         step.reads[read.port] = read.region;
       SlotState &state = Slots[read.slot()];
       state.lastRead = std::max(state.lastRead, s);
@@ -521,10 +560,24 @@ bool Scheduler::run(VsmWriter &out, std::string &error) {
     if (value.kind != MathProgram::Value::Kind::Constant)
       continue;
     char payload[24];
-    std::snprintf(payload, sizeof payload, "ui\"0x%08x\"", value.bits);
-    if (!place(0, std::string("imm ") + payload, {}, accessOf(int(i), 0),
-               kAluLatency, true, error))
-      return false;
+    if (value.bits == value.lowBits || value.home == Home::T) {
+      std::snprintf(payload, sizeof payload, "ui\"0x%08x\"", value.bits);
+      if (!place(0, std::string("imm ") + payload, {}, accessOf(int(i), 0),
+                 kAluLatency, true, error))
+        return false;
+      continue;
+    }
+    // Two words: each written alone.
+    for (unsigned half = 0; half < 2; ++half) {
+      std::snprintf(payload, sizeof payload, "ui\"0x%08x\"",
+                    half ? value.lowBits : value.bits);
+      Access target = accessOf(int(i), 0);
+      target.word = true;
+      target.wordOffset = half;
+      if (!place(0, std::string("imm ") + payload, {}, target, kAluLatency,
+                 true, error))
+        return false;
+    }
   }
   int64_t chunks = Destination.longWords / kChunkLongWords;
   for (int64_t c = 0; c < chunks; ++c) {

@@ -157,6 +157,11 @@ public:
   /// A constant long word holding `bits` in both words.
   Ref constantBits(uint32_t bits, Home home);
   Ref constant(float value, Home home);
+  /// A constant long word of two different words (high first).
+  Ref constantPair(uint32_t high, uint32_t low, Home home);
+  /// A fixed input of the ALU ("$peid", "$subpeid", ...: manual 3.6.1),
+  /// only ever the first operand of an ALU expression.
+  Ref fixed(const std::string &name);
   /// `opcode <sources...> <result>`; ALU opcodes with their precision
   /// ("fmax", "iand"), MAU vector opcodes ("fvfma").
   Ref alu(const std::string &opcode, std::vector<Ref> sources, Home home);
@@ -173,9 +178,12 @@ public:
   int64_t scratchLongWords(unsigned window) const;
 
   struct Value {
-    enum class Kind : uint8_t { Input, Constant, Computed } kind;
+    enum class Kind : uint8_t { Input, Constant, Computed, Fixed } kind;
     Home home = Home::First;
     uint32_t bits = 0;
+    /// The low word of a constant (bits for both words but in a pair).
+    uint32_t lowBits = 0;
+    std::string name;
     unsigned input = 0;
     int producer = -1;
   };

@@ -1,0 +1,319 @@
+//===- Activation.cpp - Element-wise math operators on the flat spread ----===//
+//
+// Exp, Log, Sigmoid, Tanh, Sqrt, Reciprocal, Div (operands of one shape),
+// Abs, LeakyRelu and Clip on single tensors. Every operand of one DRAM
+// geometry shares the flat spread (ActivationSpread.h), so each pass loads
+// a block per PE into LM0 (the second Div operand into LM1), runs the
+// operator's MathProgram (MathLib.h) into LM1 and stores it.
+//
+// Padding (docs/codegen.md C2): where f(0) is not 0 (Exp, Sigmoid, Log,
+// Reciprocal, Div, a Clip that excludes 0) and the rows are padded, the
+// result is and-ed with a mask that is all ones on elements and zero on
+// padding. The mask depends only on the block address modulo the row, so
+// with the spread's shares and passes aligned to its table it is one block
+// per PE, computed once at the start from $peid (E2).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ActivationSpread.h"
+#include "Generators.h"
+#include "MathLib.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace mncc;
+using namespace mncc::codegen;
+
+namespace {
+
+using Home = MathProgram::Home;
+using Ref = MathProgram::Ref;
+
+/// Long words per PE of one pass: LM0 holds the first operand and the
+/// mask, LM1 the result (and the second operand it overwrites).
+constexpr int64_t kPassLongWords = 1024;
+constexpr int64_t kMaskLongWord = 1024;
+
+uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+bool sameGeometry(const DramForm &a, const DramForm &b) {
+  return a.type == b.type && a.shape == b.shape && a.order == b.order &&
+         a.groups == b.groups;
+}
+
+std::optional<float> scalarConstant(const KernelRequest &request, size_t i) {
+  if (!request.hasInput(i))
+    return std::nullopt;
+  const reference::Tensor *tensor = request.inputs[i].constant;
+  if (!tensor || tensor->numElements() != 1 ||
+      tensor->dtype() != reference::DType::Float32)
+    return std::nullopt;
+  return tensor->data<float>()[0];
+}
+
+struct Plan {
+  MathProgram program;
+  unsigned inputs = 1;
+  /// f(0) == 0: the padding stays zero by itself.
+  bool zeroAtZero = false;
+  std::string variant;
+};
+
+std::optional<MathFunction> mathFunctionOf(const std::string &opType) {
+  if (opType == "Exp")
+    return MathFunction::Exp;
+  if (opType == "Log")
+    return MathFunction::Log;
+  if (opType == "Sigmoid")
+    return MathFunction::Sigmoid;
+  if (opType == "Tanh")
+    return MathFunction::Tanh;
+  if (opType == "Sqrt")
+    return MathFunction::Sqrt;
+  if (opType == "Reciprocal")
+    return MathFunction::Reciprocal;
+  if (opType == "Div")
+    return MathFunction::Divide;
+  return std::nullopt;
+}
+
+bool isActivation(const std::string &opType) {
+  return mathFunctionOf(opType) || opType == "Abs" || opType == "LeakyRelu" ||
+         opType == "Clip";
+}
+
+bool planOperator(const KernelRequest &request, Plan &plan,
+                  std::string &whyNot) {
+  const std::string &op = request.opType;
+  if (std::optional<MathFunction> function = mathFunctionOf(op)) {
+    plan.program = mathFunctionProgram(*function);
+    plan.inputs = mathFunctionInputs(*function);
+    plan.zeroAtZero =
+        *function == MathFunction::Tanh || *function == MathFunction::Sqrt;
+    plan.variant = mathFunctionName(*function);
+    return true;
+  }
+  MathProgram &p = plan.program;
+  Ref x = p.input();
+  if (op == "Abs") {
+    p.setResult(p.alu("iand", {x, p.constantBits(0x7fffffff, Home::First)},
+                      Home::Destination));
+    plan.zeroAtZero = true;
+    plan.variant = "abs";
+    return true;
+  }
+  if (op == "LeakyRelu") {
+    float alpha = request.getFloat("alpha", 0.01f);
+    Ref scaled =
+        p.mau("fvmul", {x, p.constant(alpha, Home::First)}, Home::Second);
+    if (alpha >= 0 && alpha <= 1) {
+      p.setResult(p.alu("fmax", {x, scaled}, Home::Destination));
+    } else if (alpha > 1) {
+      p.setResult(p.alu("fmin", {x, scaled}, Home::Destination));
+    } else {
+      // A negative slope: choose by the sign bit.
+      Ref negative =
+          p.alu("ilsr", {x, p.constantBits(31, Home::Second)}, Home::First);
+      Ref diff = p.alu("ixor", {x, scaled}, Home::Second);
+      diff = p.alu("iand", {diff, negative}, Home::Second);
+      p.setResult(p.alu("ixor", {x, diff}, Home::Destination));
+    }
+    plan.zeroAtZero = true;
+    plan.variant = "leaky relu";
+    return true;
+  }
+  if (op == "Clip") {
+    // Opset 11 and up: min and max are optional constant inputs; before,
+    // attributes. Absent bounds are unbounded.
+    std::optional<float> low, high;
+    if (request.hasInput(1)) {
+      low = scalarConstant(request, 1);
+      if (!low) {
+        whyNot = "Clip's min is not a single-precision scalar constant";
+        return false;
+      }
+    } else if (request.hasAttribute("min")) {
+      low = request.getFloat("min", 0);
+    }
+    if (request.hasInput(2)) {
+      high = scalarConstant(request, 2);
+      if (!high) {
+        whyNot = "Clip's max is not a single-precision scalar constant";
+        return false;
+      }
+    } else if (request.hasAttribute("max")) {
+      high = request.getFloat("max", 0);
+    }
+    Ref y = x;
+    if (low)
+      y = p.alu("fmax", {y, p.constant(*low, Home::First)}, Home::Second);
+    if (high)
+      y = p.alu("fmin", {y, p.constant(*high, Home::First)}, Home::Second);
+    if (!low && !high)
+      y = p.alu("lpassa", {x}, Home::Second);
+    p.setResult(y);
+    plan.zeroAtZero = (!low || *low <= 0) && (!high || *high >= 0);
+    plan.variant = "clip";
+    return true;
+  }
+  whyNot = op + " is not an activation";
+  return false;
+}
+
+bool hasPadding(const DramForm &form) {
+  return form.innerPadded() != form.innerExtent();
+}
+
+/// The mask of the row padding over a pass: long word k of PE q covers
+/// row long word (64 k + q) mod R; its lane e is an element while
+/// 2 ((64 k + q) mod R) + e < the row's extent. In: 64 k (LM1); out: all
+/// ones or zero per single (LM0).
+MathProgram paddingMaskProgram(const DramForm &form) {
+  MathProgram p;
+  float rowLongWords = float(form.rowLongWords());
+  float extent = float(form.innerExtent());
+  Ref k = p.input();
+  Ref pe =
+      p.alu("ior", {p.fixed("$peid"), p.constantBits(0x4b000000, Home::First)},
+            Home::Second);
+  pe = p.mau("fvadd", {pe, -p.constant(8388608.0f, Home::First)}, Home::Second);
+  Ref index = p.mau("fvadd", {k, pe}, Home::Destination);
+  // floor((index + 1/2) / R): the half keeps a multiple of R off the
+  // rounding boundary (index < 2^17, far inside single precision).
+  Ref t = p.mau("fvfma",
+                {index, p.constant(1.0f / rowLongWords, Home::First),
+                 p.constant(0.5f / rowLongWords, Home::Second)},
+                Home::First);
+  Ref row = p.alu("ffloor", {t}, Home::Second);
+  Ref column =
+      p.mau("fvfma", {row, -p.constant(rowLongWords, Home::First), index},
+            Home::Destination);
+  Ref lane = p.mau("fvfma",
+                   {column, p.constant(2.0f, Home::First),
+                    p.constantPair(floatBits(-extent), floatBits(1.0f - extent),
+                                   Home::Second)},
+                   Home::First);
+  p.setResult(p.alu("ilsr", {lane, p.constantBits(31, Home::Second)},
+                    Home::Destination));
+  return p;
+}
+
+class ActivationGenerator : public KernelGenerator {
+public:
+  const char *name() const override { return "activation"; }
+
+  bool matches(const KernelRequest &request,
+               std::string &whyNot) const override {
+    if (!isActivation(request.opType))
+      return false;
+    if (request.outputs.size() != 1 ||
+        request.outputs[0].form.type != DeviceType::Single) {
+      whyNot = "only single-precision results";
+      return false;
+    }
+    const DramForm &out = request.outputs[0].form;
+    Plan plan;
+    if (!planOperator(request, plan, whyNot))
+      return false;
+    if (request.inputs.size() < plan.inputs) {
+      whyNot = "expects " + std::to_string(plan.inputs) + " inputs";
+      return false;
+    }
+    for (unsigned i = 0; i < plan.inputs; ++i)
+      if (!sameGeometry(request.inputs[i].form, out)) {
+        whyNot = "operands of different shapes or DRAM forms (broadcasts are "
+                 "the broadcast kernel's)";
+        return false;
+      }
+    if (!plan.zeroAtZero && hasPadding(out) &&
+        periodicTableLongWords(out.rowLongWords()) > kPassLongWords) {
+      whyNot = "rows of " + std::to_string(out.rowLongWords()) +
+               " long words make the padding mask longer than a pass";
+      return false;
+    }
+    return true;
+  }
+
+  bool emit(const KernelRequest &request, VsmWriter &out,
+            KernelDescription &description, std::string &error) const override {
+    Plan plan;
+    if (!planOperator(request, plan, error))
+      return false;
+    const DramForm &result = request.outputs[0].form;
+    bool masked = !plan.zeroAtZero && hasPadding(result);
+    int64_t align = masked ? periodicTableLongWords(result.rowLongWords()) : 4;
+    AlignedSpread spread(result, align);
+    int64_t pass = spread.passLongWords(kPassLongWords);
+    if (pass == 0) {
+      error = "the padding mask is longer than a pass";
+      return false;
+    }
+    MathScratch scratch{{PeMemory::GRF0, 0, peMemoryLongWords(PeMemory::GRF0)},
+                        {PeMemory::GRF1, 0, peMemoryLongWords(PeMemory::GRF1)}};
+    description.generator = name();
+    description.variant =
+        plan.variant + ", flat over " + std::to_string(spread.peLongWords()) +
+        " long words per PE" + (masked ? ", padding masked" : "");
+    description.parameters.push_back(
+        {"spread", "flat, " + std::to_string(spread.peLongWords()) +
+                       " lw per PE, passes of " + std::to_string(pass)});
+
+    MathProgram program = plan.program;
+    if (masked) {
+      // 64 k in LM1, then the mask into LM0 after the first operand.
+      out.comment("padding mask: rows of " +
+                  std::to_string(result.innerExtent()) + " in " +
+                  std::to_string(result.rowLongWords()) + " long words");
+      for (int64_t k = 0; k < pass; ++k) {
+        char payload[24];
+        std::snprintf(payload, sizeof payload, "ui\"0x%08x\"",
+                      floatBits(float(64 * k)));
+        out.step({std::string("imm ") + payload + " " +
+                  peOperand(PeMemory::LM1, Width::Long, 2 * (kMaskLongWord + k),
+                            0)});
+      }
+      out.nop();
+      if (!paddingMaskProgram(result).emit(
+              out, {{PeMemory::LM1, kMaskLongWord, pass}},
+              {PeMemory::LM0, kMaskLongWord, pass}, scratch, error))
+        return false;
+      Ref value{program.result()};
+      program.setResult(program.alu("iand", {value, program.input(plan.inputs)},
+                                    Home::Destination));
+    }
+
+    std::vector<AlignedSpread> inputs;
+    for (unsigned i = 0; i < plan.inputs; ++i)
+      inputs.emplace_back(request.inputs[i].form, align);
+    for (int64_t first = 0; first < spread.peLongWords(); first += pass) {
+      int64_t count = std::min(pass, spread.peLongWords() - first);
+      std::vector<PeBlock> sources = {{PeMemory::LM0, 0, count}};
+      inputs[0].emitLoad(out, first, count, PeMemory::LM0, 0);
+      if (plan.inputs == 2) {
+        inputs[1].emitLoad(out, first, count, PeMemory::LM1, 0);
+        sources.push_back({PeMemory::LM1, 0, count});
+      }
+      if (masked)
+        sources.push_back({PeMemory::LM0, kMaskLongWord, count});
+      if (!program.emit(out, sources, {PeMemory::LM1, 0, count}, scratch,
+                        error))
+        return false;
+      spread.emitStore(out, first, count, PeMemory::LM1, 0);
+    }
+    return true;
+  }
+};
+
+std::unique_ptr<KernelGenerator> createActivationGenerator() {
+  return std::make_unique<ActivationGenerator>();
+}
+
+} // namespace
+
+MNCC_KERNEL_GENERATOR(Activation, 100, createActivationGenerator);

@@ -1,0 +1,234 @@
+//===- ActivationTest.cpp - Element-wise math operators on the emulator ---===//
+//
+// Shapes and attributes of the ONNX node tests (test_exp, test_sigmoid,
+// test_leakyrelu, test_clip_*, test_div, ...: [3, 4, 5] and their
+// examples) and LeNet-5 sizes at batch 16, each on random-filled memory
+// with no hazard, compared with the pfvm:cpu reference within the
+// tolerance docs/codegen.md (E3) documents, padding checked to be zero.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/reference/SimpleContext.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+
+namespace {
+
+/// Every padding element of every row of an output's DRAM image is zero.
+bool paddingIsZero(const DramForm &form, const DramImage &image,
+                   std::string &where) {
+  int64_t perLongWord = elementsPerLongWord(form.type);
+  unsigned bits = deviceTypeBits(form.type);
+  for (unsigned g = 0; g < form.groups; ++g)
+    for (int64_t row = 0; row < form.rowsInGroup(g); ++row)
+      for (int64_t lw = 0; lw < form.rowLongWords(); ++lw)
+        for (int64_t s = 0; s < perLongWord; ++s) {
+          if (lw * perLongWord + s < form.innerExtent())
+            continue;
+          uint64_t word = image.data[g][size_t(row * form.rowLongWords() + lw)];
+          uint64_t element = (word >> (64 - bits * (s + 1))) &
+                             (bits == 64 ? ~0ull : (1ull << bits) - 1);
+          if (element != 0) {
+            where = "group " + std::to_string(g) + " row " +
+                    std::to_string(row) + " long word " + std::to_string(lw);
+            return false;
+          }
+        }
+  return true;
+}
+
+struct Case {
+  std::string name;
+  std::string opType;
+  std::vector<std::vector<int64_t>> shapes;
+  /// Input value ranges.
+  float low = -1, high = 1;
+  std::map<std::string, reference::Attribute> attributes;
+  /// Inputs known at compile time (Clip's bounds).
+  std::vector<reference::Tensor> constants;
+  double rtol = 4e-7;
+  double atol = 0;
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+reference::Attribute floatAttribute(float value) {
+  reference::Attribute a;
+  a.kind = reference::Attribute::Kind::Float;
+  a.f = value;
+  return a;
+}
+
+reference::Tensor scalar(float value) {
+  return reference::Tensor::fromVector<float>(reference::DType::Float32, {},
+                                              {value});
+}
+
+void runCase(const Case &c, KernelRun *out = nullptr) {
+  std::vector<reference::Tensor> inputs;
+  for (size_t i = 0; i < c.shapes.size(); ++i) {
+    float low = c.low, high = c.high;
+    reference::Tensor t = randomTensor(c.shapes[i], 11 + i, low, high);
+    if (c.opType == "Div" && i == 1) // denominators away from zero
+      for (int64_t e = 0; e < t.numElements(); ++e)
+        t.data<float>()[e] =
+            (t.data<float>()[e] < 0 ? -0.25f : 0.25f) + t.data<float>()[e];
+    inputs.push_back(t);
+  }
+  std::vector<bool> constant(inputs.size(), false);
+  for (const reference::Tensor &t : c.constants) {
+    inputs.push_back(t);
+    constant.push_back(true);
+  }
+  KernelRequest request = makeRequest(c.opType, inputs, {c.shapes[0]},
+                                      DeviceType::Single, constant);
+  request.attributes = c.attributes;
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error))
+      << error;
+  EXPECT_EQ(run.description.generator, "activation");
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+
+  std::vector<reference::Value> values;
+  for (const reference::Tensor &t : inputs)
+    values.push_back(reference::Value(t));
+  reference::SimpleKernelContext context(c.opType, values, 1);
+  for (const auto &[name, attribute] : c.attributes)
+    context.setAttribute(name, attribute);
+  reference::Status status = context.run();
+  ASSERT_TRUE(status.ok()) << status.message();
+  Comparison comparison =
+      compareTensors(run.outputs[0], context.outputTensor(0), c.atol, c.rtol);
+  EXPECT_TRUE(comparison.within)
+      << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
+  std::string where;
+  EXPECT_TRUE(paddingIsZero(run.outputForms[0], run.outputImages[0], where))
+      << "non-zero padding at " << where;
+  if (out)
+    *out = std::move(run);
+}
+
+class ActivationKernel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ActivationKernel, MatchesTheReferenceOnRandomMemory) {
+  runCase(GetParam());
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  std::vector<int64_t> s345 = {3, 4, 5};
+  for (const char *op : {"Exp", "Sigmoid", "Tanh", "Abs"})
+    all.push_back({std::string(op) + "_345", op, {s345}, -4, 4});
+  all.push_back({"Log_345", "Log", {s345}, 0.01f, 10});
+  all.push_back({"Sqrt_345", "Sqrt", {s345}, 0, 10});
+  all.push_back({"Reciprocal_345", "Reciprocal", {s345}, 0.1f, 10});
+  all.push_back({"Div_345", "Div", {s345, s345}, -3, 3});
+  // test_exp_example, test_sigmoid_example: [3].
+  all.push_back({"Exp_3", "Exp", {{3}}, -1, 1});
+  all.push_back({"Sigmoid_3", "Sigmoid", {{3}}, -1, 1});
+  Case leaky{"LeakyRelu_345", "LeakyRelu", {s345}};
+  leaky.attributes["alpha"] = floatAttribute(0.1f);
+  all.push_back(leaky);
+  all.push_back({"LeakyRelu_default_345", "LeakyRelu", {s345}});
+  Case steep{"LeakyRelu_alpha2", "LeakyRelu", {{2, 17}}};
+  steep.attributes["alpha"] = floatAttribute(2.0f);
+  all.push_back(steep);
+  Case negative{"LeakyRelu_negative", "LeakyRelu", {{2, 17}}};
+  negative.attributes["alpha"] = floatAttribute(-0.5f);
+  all.push_back(negative);
+  // test_clip: min -1, max 1 over [-2, 2]; test_clip_default_min: max 0;
+  // test_clip_default_max: min 0; test_clip_inbounds.
+  Case clip{"Clip_345", "Clip", {s345}, -2, 2};
+  clip.constants = {scalar(-1), scalar(1)};
+  all.push_back(clip);
+  Case clipPositive{"Clip_positive_min", "Clip", {s345}, -2, 2};
+  clipPositive.constants = {scalar(0.5f), scalar(1.5f)};
+  all.push_back(clipPositive);
+  Case clipMin{"Clip_default_max", "Clip", {s345}, -2, 2};
+  clipMin.constants = {scalar(0)};
+  all.push_back(clipMin);
+  Case clipNone{"Clip_unbounded", "Clip", {s345}, -2, 2};
+  all.push_back(clipNone);
+  // LeNet-5 at batch 16: conv activations, the fully connected layers.
+  all.push_back({"Tanh_lenet_conv1", "Tanh", {{16, 6, 28, 28}}, -3, 3});
+  all.push_back({"Sigmoid_lenet_conv2", "Sigmoid", {{16, 16, 10, 10}}, -6, 6});
+  all.push_back({"Sigmoid_lenet_fc", "Sigmoid", {{16, 84}}, -6, 6});
+  all.push_back({"Exp_lenet_logits", "Exp", {{16, 10}}, -10, 10});
+  all.push_back({"Log_lenet_probs", "Log", {{16, 10}}, 1e-6f, 1});
+  all.push_back({"Div_lenet_fc", "Div", {{16, 120}, {16, 120}}, -3, 3});
+  // A small CNN at batch 16.
+  all.push_back({"Sigmoid_cnn", "Sigmoid", {{16, 32, 32, 32}}, -6, 6});
+  // Two passes over LM with the padding mask: rows of 1001 in 504 long
+  // words, passes of 1008 (a multiple of the mask's 252).
+  all.push_back({"Exp_two_masked_passes", "Exp", {{8200, 1001}}, -4, 4});
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Onnx, ActivationKernel, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           return info.param.name;
+                         });
+
+TEST(ActivationKernel, SpecialValuesFollowTheDeviceRules) {
+  // No NaN on the device: log of 0 and of negatives is -inf, sqrt of a
+  // negative 0, and exp saturates to 0 and infinity.
+  reference::Tensor x = reference::Tensor::fromVector<float>(
+      reference::DType::Float32, {8},
+      {0.0f, -1.0f, 1.0f, 100.0f, -100.0f, 4.0f, 1e-30f, 88.8f});
+  auto run = [&](const char *op) {
+    KernelRequest request = makeRequest(op, {x}, {{8}}, DeviceType::Single);
+    KernelRun result;
+    std::string error;
+    EXPECT_TRUE(
+        runKernel(request, {x}, reference::DType::Float32, result, error))
+        << error;
+    EXPECT_TRUE(result.hazards.empty());
+    return result.outputs.empty() ? reference::Tensor() : result.outputs[0];
+  };
+  reference::Tensor log = run("Log");
+  EXPECT_EQ(log.data<float>()[0], -INFINITY);
+  EXPECT_EQ(log.data<float>()[1], -INFINITY);
+  EXPECT_EQ(log.data<float>()[2], 0.0f);
+  reference::Tensor sqrt = run("Sqrt");
+  EXPECT_EQ(sqrt.data<float>()[1], 0.0f);
+  EXPECT_EQ(sqrt.data<float>()[5], 2.0f);
+  reference::Tensor exp = run("Exp");
+  EXPECT_EQ(exp.data<float>()[0], 1.0f);
+  EXPECT_EQ(exp.data<float>()[3], INFINITY);
+  EXPECT_EQ(exp.data<float>()[4], 0.0f);
+  EXPECT_EQ(exp.data<float>()[7], INFINITY);
+  reference::Tensor reciprocal = run("Reciprocal");
+  EXPECT_EQ(reciprocal.data<float>()[0], INFINITY);
+  EXPECT_EQ(reciprocal.data<float>()[5], 0.25f);
+}
+
+TEST(ActivationKernel, RefusesWhatItDoesNotCover) {
+  std::string whyNot;
+  std::vector<reference::Tensor> in = {randomTensor({4, 8}, 1),
+                                       randomTensor({8}, 2)};
+  KernelRequest broadcast =
+      makeRequest("Div", in, {{4, 8}}, DeviceType::Single);
+  broadcast.inputs[1].form = DramForm::canonical(DeviceType::Single, {8});
+  std::vector<std::unique_ptr<KernelGenerator>> none;
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "activation")
+      EXPECT_FALSE(generator->matches(broadcast, whyNot));
+  EXPECT_NE(whyNot.find("broadcast"), std::string::npos) << whyNot;
+  KernelRequest clip =
+      makeRequest("Clip", {in[0], in[0]}, {{4, 8}}, DeviceType::Single);
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "activation")
+      EXPECT_FALSE(generator->matches(clip, whyNot));
+  EXPECT_NE(whyNot.find("scalar constant"), std::string::npos) << whyNot;
+}
+
+} // namespace
