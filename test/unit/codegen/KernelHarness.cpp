@@ -145,6 +145,8 @@ bool testing::runKernel(KernelRequest request,
     if (!unpackHost(tensor.form, image, outputType, host, error))
       return false;
     result.outputs.push_back(std::move(host));
+    result.outputImages.push_back(std::move(image));
+    result.outputForms.push_back(tensor.form);
   }
   if (!options.keepProgram)
     result.program.clear();

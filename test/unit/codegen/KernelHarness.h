@@ -31,6 +31,10 @@ struct HarnessOptions {
 
 struct KernelRun {
   std::vector<reference::Tensor> outputs;
+  /// The outputs as they lie in DRAM, padding included (C2).
+  std::vector<DramImage> outputImages;
+  /// Their forms, with the DRAM orders the kernel chose.
+  std::vector<DramForm> outputForms;
   emu::TimingStats stats;
   std::string program;
   KernelDescription description;
