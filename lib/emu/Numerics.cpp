@@ -106,6 +106,11 @@ ExactValue matVecExact(const typename F::Storage *a,
     BlockElement lhs = readBlockElement<F>(a[i], reading);
     BlockElement rhs = readBlockElement<F>(b[i], reading);
     bool negative = lhs.Negative != rhs.Negative;
+    // A zero element contributes nothing, even times an infinite one (as
+    // in vector mode, decision 6).
+    if ((!lhs.Infinite && lhs.Mantissa == 0) ||
+        (!rhs.Infinite && rhs.Mantissa == 0))
+      continue;
     if (lhs.Infinite || rhs.Infinite) {
       if (!infinite)
         infiniteNegative = negative;

@@ -156,6 +156,25 @@ TEST(NumericsMauVector, ExponentRange) {
             0xff800000u);
 }
 
+TEST(NumericsMauVector, InfinityTimesZeroIsZero) {
+  // Decision 6, from the education compiler's exp test case (expected
+  // values from PFN's tools): -inf * -0 masks an out-of-range lane to 0.
+  // A zero factor wins over an infinite one, in every precision, and the
+  // addend is added to a product of +0.
+  EXPECT_EQ((mauVectorMul<Single, Single>(0xff800000, 0x80000000)), 0u);
+  EXPECT_EQ((mauVectorMul<Single, Single>(0x00000000, 0x7f800000)), 0u);
+  // An exponent field of 0 is a zero whatever the mantissa (decision 2).
+  EXPECT_EQ((mauVectorMul<Single, Single>(0x7f800000, 0x00400000)), 0u);
+  EXPECT_EQ((mauVectorFma<Single, Single>(0x7f800000, 0x0, 0xc0000000)),
+            0xc0000000u);
+  EXPECT_EQ((mauVectorMul<Double, Double>(0xfff0000000000000, 0)), 0u);
+  EXPECT_EQ((mauVectorFma<Half, Single>(0x7e00, 0x8000, 0x3f800000)),
+            0x3f800000u);
+  // An infinite factor with a non-zero one stays infinite.
+  EXPECT_EQ((mauVectorMul<Single, Single>(0xff800000, 0x80800000)),
+            0x7f800000u);
+}
+
 TEST(NumericsMauVector, AddAndPass) {
   // fvadd is x * 1 + y: 1 + 1.5 * 2^-23 lies exactly between 1 + 2^-23
   // and 1 + 2^-22, a tie, and rounds to the even mantissa 2.
@@ -213,6 +232,26 @@ TEST(NumericsMauMatVec, InnerSumHasNoIntermediateRounding) {
   EXPECT_EQ(mauMatVecSingle(a, b, 4, 0), 0x2e800000u);
   // With c = 1.0: 1 + 2^-34 rounds to 1.0.
   EXPECT_EQ(mauMatVecSingle(a, b, 4, 0x3f800000), 0x3f800000u);
+}
+
+TEST(NumericsMauMatVec, InfiniteTimesZeroElementsAddNothing) {
+  // As in vector mode (decision 6): an infinite element times a zero one
+  // (mantissa 0) contributes nothing; times a non-zero one the sum is
+  // infinite. A block with an infinity is all infinities (bfn, manual 4).
+  const uint32_t infinities[] = {0x7f800000, 0xff800000};
+  const uint32_t zeros[] = {0x3f800000, 0xbf800000};
+  EXPECT_EQ(mauMatVecSingle(infinities, zeros, 2, 0x40000000), 0x40000000u);
+  const uint32_t zeroThenOne[] = {0x3f800000, 0x3fc00000};
+  EXPECT_EQ(mauMatVecSingle(infinities, zeroThenOne, 2, 0), 0xff800000u);
+  // Half: an infinite row times a zero vector, plus c = 1.0.
+  uint16_t ha[16], hb[16];
+  for (unsigned i = 0; i < 16; ++i) {
+    ha[i] = 0x7e00;
+    hb[i] = i % 2 ? 0x3e00 : 0xbe00; // exponent 31, mantissa 0: zeros
+  }
+  EXPECT_EQ(mauMatVecHalf(ha, hb, 16, 0x3f800000, false), 0x3f800000u);
+  hb[3] = 0x3f00; // one element 1.0
+  EXPECT_EQ(mauMatVecHalf(ha, hb, 16, 0x3f800000, false), 0x7f800000u);
 }
 
 TEST(NumericsMauMatVec, SingleUsesTheTruncatedMultiplier) {
