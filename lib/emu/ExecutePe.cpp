@@ -256,6 +256,22 @@ void insertTop(uint64_t &high, uint64_t &low, unsigned offset, unsigned width,
   low = uint64_t(value);
 }
 
+/// The input precision reduction "r" of a half input (manual 3.6.9): the
+/// 128 bits as four singles, rounded to four halves in the most
+/// significant long word; the least significant long word becomes 0. `in`
+/// and `out` may be the same.
+void reduceSinglesToHalves(const WideLanes &in, WideLanes &out) {
+  for (unsigned pe = 0; pe < NumPes; ++pe) {
+    uint64_t h = 0;
+    for (unsigned j = 0; j < 4; ++j)
+      h |= uint64_t(singleToHalf(
+               uint32_t(extractTop(in.High[pe], in.Low[pe], 32 * j, 32))))
+           << (48 - 16 * j);
+    out.High[pe] = h;
+    out.Low[pe] = 0;
+  }
+}
+
 /// Element i of a MAU source operand in format target: the operand stores
 /// one format lower with "e", one higher with "r" (manual 3.6.6, operand
 /// options), and "-" flips the sign after conversion.
@@ -713,16 +729,7 @@ void Machine::executeAlu(const Expression &expr,
       continue;
     reducedStore[i].reset(new WideLanes);
     reduced[i] = reducedStore[i].get();
-    const WideLanes &in = *sources[i];
-    for (unsigned pe = 0; pe < NumPes; ++pe) {
-      uint64_t h = 0;
-      for (unsigned j = 0; j < 4; ++j)
-        h |= uint64_t(singleToHalf(
-                 uint32_t(extractTop(in.High[pe], in.Low[pe], 32 * j, 32))))
-             << (48 - 16 * j);
-      reduced[i]->High[pe] = h;
-      reduced[i]->Low[pe] = 0;
-    }
+    reduceSinglesToHalves(*sources[i], *reduced[i]);
     if (i == 0)
       x = reduced[0];
     else
@@ -986,6 +993,7 @@ bool writesUpper(const Expression &expr) {
   case Opcode::L2bmD:
   case Opcode::L2bmB2:
   case Opcode::L2bmR2:
+  case Opcode::L2bmI:
     return true;
   case Opcode::L1bmD:
     return expr.ToUpper;
@@ -1055,11 +1063,16 @@ void Machine::executeStep(const Statement &stmt) {
       uint8_t *flags = &p.Flags[cycle * NumPes];
       if (expr.Op == Opcode::L2bmB || expr.Op == Opcode::L2bmAt ||
           expr.Op == Opcode::L2bmR || expr.Op == Opcode::L2bmD ||
-          expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2)
+          expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2 ||
+          expr.Op == Opcode::L2bmI)
         break; // upper memory to upper memory: all done at commit
       if (upper) {
-        // PE -> L1BM / matrix register: capture the PE operand.
+        // PE -> L1BM / matrix register: capture the PE operand; an hmwrite
+        // source with "r" is four singles rounded to halves, as an ALU
+        // input (manual 3.6.9, decision S35).
         readOperand(expr.Sources[0], cycle, expr, result);
+        if (expr.Sources[0].Reduce)
+          reduceSinglesToHalves(result, result);
         continue;
       }
       for (size_t i = 0; i < count; ++i) {

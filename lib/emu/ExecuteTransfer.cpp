@@ -61,6 +61,18 @@ uint64_t l1bmOffset(Opcode op, unsigned longs, unsigned cycle, unsigned half,
   return uint64_t(cycle) * group * longs + uint64_t(half) * group + index;
 }
 
+/// The slot of the l1bmd layout that MAB `mab` uses under the rotation of
+/// l1bmd+n / l1bmd-n, which moves the data n MABs on (decision S37): a
+/// gather puts MAB m's long words in the slot of MAB m + n (manual
+/// 3.6.8.21), a distribution gives MAB m the slot of MAB m - n (the open
+/// SDK's measurement on PFN's emulator: l1bmd+1 reads MAB N - 1, l1bmd-1
+/// MAB N + 1), wrapping within the L1B.
+unsigned rotatedMab(const Expression &expr, unsigned mab, bool gather) {
+  int shift = gather ? expr.MabShift : -expr.MabShift;
+  int shifted = (int(mab) + shift) % int(MabsPerL1b);
+  return unsigned(shifted < 0 ? shifted + int(MabsPerL1b) : shifted);
+}
+
 uint64_t lane(uint64_t value, unsigned bits, unsigned i) {
   unsigned shift = 64 - bits * (i + 1);
   return bits == 64 ? value : value >> shift & ((uint64_t(1) << bits) - 1);
@@ -201,11 +213,12 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
     unsigned longs = longsOf(src);
     if (src.Turnaround) {
       // $lbi: the previous PE -> L1BM transfer's step, in its layout
-      // (decision S30).
+      // (decision S30); an l1bmd rotation applies to it too (manual
+      // 3.6.8.20).
       Machine *self = const_cast<Machine *>(this);
       for (unsigned pe = 0; pe < NumPes; ++pe) {
         unsigned l1b = pe / PesPerL1b;
-        unsigned mab = pe / PesPerMab % MabsPerL1b;
+        unsigned mab = rotatedMab(expr, pe / PesPerMab % MabsPerL1b, false);
         unsigned subpe = pe % PesPerMab;
         out.High[pe] = self->turnaroundWord(
             l1b, l1bmOffset(expr.Op, longs, cycle, 0, mab, subpe));
@@ -219,7 +232,7 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
     }
     for (unsigned pe = 0; pe < NumPes; ++pe) {
       unsigned l1b = pe / PesPerL1b;
-      unsigned mab = pe / PesPerMab % MabsPerL1b;
+      unsigned mab = rotatedMab(expr, pe / PesPerMab % MabsPerL1b, false);
       unsigned subpe = pe % PesPerMab;
       out.High[pe] = readUpper(
           Space::L1BM, l1b,
@@ -392,9 +405,14 @@ void Machine::commitTransfer(const Expression &expr,
             continue;
           for (unsigned subpe = 0; subpe < PesPerMab; ++subpe) {
             for (unsigned half = 0; half < longs; ++half) {
-              uint64_t address =
-                  dst.Address[0] +
+              // An l1bmd gather puts MAB m's long words in the slot of
+              // MAB m + n, except into the turnaround register (manual
+              // 3.6.8.21).
+              uint64_t offset =
                   l1bmOffset(expr.Op, longs, cycle, half, mab, subpe);
+              uint64_t address = dst.Address[0] +
+                                 l1bmOffset(expr.Op, longs, cycle, half,
+                                            rotatedMab(expr, mab, true), subpe);
               uint64_t value;
               auto word = [&](unsigned m) {
                 unsigned pe = base + m * PesPerMab + subpe;
@@ -409,9 +427,12 @@ void Machine::commitTransfer(const Expression &expr,
               } else {
                 value = word(mab);
               }
-              if (dst.Turnaround)
-                turnaroundWord(l1b, address) = value;
-              else
+              // Every PE -> L1BM transfer leaves its step in the
+              // turnaround register, in its layout and unrotated; to
+              // "$lbi" it writes only there (manual 3.6.8.2, 3.6.8.21).
+              if (TurnaroundUpdates)
+                turnaroundWord(l1b, offset) = value;
+              if (!dst.Turnaround)
                 writeUpper(Space::L1BM, l1b, address, value);
             }
           }
@@ -511,6 +532,27 @@ void Machine::commitTransfer(const Expression &expr,
           }
     return;
   }
+  case Opcode::L2bmI: {
+    // l2bmi@k/m (manual 3.6.7.9): 16 long words a cycle from each reading
+    // L1B (those agreeing with k outside the immode bits m) to every L1B
+    // with the same bits m, itself included; all read before any write.
+    const Operand &src = expr.Sources[0];
+    const Operand &dst = expr.Destinations[0];
+    unsigned m = expr.ImMode;
+    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b) {
+      uint64_t data[L1bsPerL2b][64];
+      for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1)
+        if ((l1 & ~m) == unsigned(expr.Target))
+          for (unsigned i = 0; i < 64; ++i)
+            data[l1 & m][i] = readUpper(Space::L1BM, l2b * L1bsPerL2b + l1,
+                                        src.Address[0] + i);
+      for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1)
+        for (unsigned i = 0; i < 64; ++i)
+          writeUpper(Space::L1BM, l2b * L1bsPerL2b + l1, dst.Address[0] + i,
+                     data[l1 & m][i]);
+    }
+    return;
+  }
   case Opcode::L2bmB:
   case Opcode::L2bmAt: {
     // 16 long words per cycle, 64 per instruction (manual 3.6.7).
@@ -539,6 +581,67 @@ void Machine::commitTransfer(const Expression &expr,
 }
 
 void Machine::executeMv(const MvTransfer &mv) {
+  if (mv.TransferKind == MvTransfer::Broadcast4) {
+    // mvb4 (manual 3.5.8.16): per unit i of 64 long words on the L2BM
+    // side, L2B b of every group receives 16 long words from each group
+    // g's DRAM, DRAM_g[from + 32i + 16b + o], at to + 64i + 16g + o.
+    for (uint32_t k = 0; k < mv.Size; ++k) {
+      uint64_t unit = k / MvUnitLongWords, offset = k % MvUnitLongWords;
+      unsigned source = unsigned(offset / MvGroupShare);
+      for (unsigned l2b = 0; l2b < NumL2bs; ++l2b) {
+        unsigned side = l2b % L2bsPerGroup;
+        writeUpper(Space::L2BM, l2b, mv.ToAddress + k,
+                   readUpper(Space::DRAM, source,
+                             mv.FromAddress + unit * 2 * MvGroupShare +
+                                 side * MvGroupShare + offset % MvGroupShare));
+      }
+    }
+    return;
+  }
+  if (mv.TransferKind == MvTransfer::Reduce4) {
+    // mvr4 (manual 3.5.8.17): the L2B b of the four groups reduced; long
+    // word 16g + o of unit i goes to DRAM g at to + 32i + 16b + o.
+    for (uint32_t k = 0; k < mv.Size; ++k) {
+      uint64_t unit = k / MvUnitLongWords, offset = k % MvUnitLongWords;
+      unsigned target = unsigned(offset / MvGroupShare);
+      for (unsigned side = 0; side < L2bsPerGroup; ++side) {
+        uint64_t values[NumGroups];
+        for (unsigned g = 0; g < NumGroups; ++g)
+          values[g] = readUpper(Space::L2BM, g * L2bsPerGroup + side,
+                                mv.FromAddress + k);
+        writeUpper(
+            Space::DRAM, target,
+            mv.ToAddress + unit * 2 * MvGroupShare + side * MvGroupShare +
+                offset % MvGroupShare,
+            reduceLongs(values, NumGroups, mv.Reduction, mv.Prec, false));
+      }
+    }
+    return;
+  }
+  if (mv.TransferKind == MvTransfer::Distribute) {
+    // mvd (decision S36): PDM long word k of a named group and its place
+    // in the L2BMs (16 per L2BM of every 128: L2B l = (k / 16) % 8 at
+    // address + 16 (k / 128) + k % 16) or in the DRAMs (16 per group of
+    // every 64: group (k / 16) % 4 at address + 16 (k / 64) + k % 16).
+    bool toPdm = mv.To == Space::PDM;
+    Space other = toPdm ? mv.From : mv.To;
+    unsigned pdm = unsigned(toPdm ? mv.ToGroup : mv.FromGroup);
+    uint64_t pdmAddress = toPdm ? mv.ToAddress : mv.FromAddress;
+    uint64_t otherAddress = toPdm ? mv.FromAddress : mv.ToAddress;
+    unsigned ways = other == Space::L2BM ? NumL2bs : NumGroups;
+    uint64_t share = other == Space::L2BM ? MvL2bmShare : MvGroupShare;
+    for (uint32_t k = 0; k < mv.Size; ++k) {
+      unsigned instance = unsigned(k / share % ways);
+      uint64_t address = otherAddress + k / (share * ways) * share + k % share;
+      if (toPdm)
+        writeUpper(Space::PDM, pdm, pdmAddress + k,
+                   readUpper(other, instance, address));
+      else
+        writeUpper(other, instance, address,
+                   readUpper(Space::PDM, pdm, pdmAddress + k));
+    }
+    return;
+  }
   if (mv.TransferKind == MvTransfer::Reduce2) {
     // mvr2: the two L2BMs of each group (of the named one) reduced into
     // that group's PDM or DRAM (decision S28).

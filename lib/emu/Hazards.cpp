@@ -250,16 +250,19 @@ std::string Hazard::str(std::string_view file) const {
 }
 
 bool HazardChecker::checkRead(const Range &r, uint64_t at, uint32_t line,
-                              uint32_t column) {
+                              uint32_t column, bool l1bmToPe) {
   const InFlight *latest = nullptr;
+  auto ready = [&](const InFlight &w) {
+    return l1bmToPe ? w.ReadyForPe : w.Ready;
+  };
   for (const InFlight &w : Pending) {
-    if (w.Target.Where != r.Where || w.Ready <= at)
+    if (w.Target.Where != r.Where || ready(w) <= at)
       continue;
     if (w.Target.Unit >= 0 && r.Unit >= 0 && w.Target.Unit != r.Unit)
       continue;
     if (w.Target.High <= r.Low || r.High <= w.Target.Low)
       continue;
-    if (!latest || w.Ready > latest->Ready)
+    if (!latest || ready(w) > ready(*latest))
       latest = &w;
   }
   if (!latest)
@@ -275,7 +278,7 @@ bool HazardChecker::checkRead(const Range &r, uint64_t at, uint32_t line,
                             std::max(r.Low, latest->Target.Low));
   h.ReadCycle = at;
   h.WriterLine = latest->Line;
-  h.ReadyCycle = latest->Ready;
+  h.ReadyCycle = ready(*latest);
   Found.push_back(std::move(h));
   return true;
 }
@@ -309,10 +312,12 @@ void HazardChecker::checkOverwrite(const Range &r, uint64_t lands,
   Found.push_back(std::move(h));
 }
 
-void HazardChecker::addWrite(const Range &r, uint64_t ready, uint32_t line) {
+void HazardChecker::addWrite(const Range &r, uint64_t ready, uint32_t line,
+                             uint64_t readyForPe) {
   InFlight w;
   w.Target = r;
   w.Ready = ready;
+  w.ReadyForPe = readyForPe == ~uint64_t(0) ? ready : readyForPe;
   w.Line = line;
   Pending.push_back(w);
 }
@@ -482,7 +487,7 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
             count = 16; // l2bmb, l2bm@, l2bmr: 16 long words a cycle
           r.Low = src.Address[0] + cycle * count;
           r.High = r.Low + count;
-          if (checkRead(r, issue, line, src.Column))
+          if (checkRead(r, issue, line, src.Column, isL1bmToPe(expr)))
             break;
         }
         break;
@@ -502,12 +507,18 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
       }
     }
     maskReads(expr.ZeroFlush, nullptr, expr.Column, issue, line);
+    // Write masks act where the result is written back, so they read their
+    // entry then, behind any earlier write of it in the same pipeline: PFN's
+    // tutorial writes $omr1 and masks with it in the very next step
+    // (decision H15). Zero-flush masks act on the inputs, at issue.
+    uint64_t writeMaskLead =
+        isMauOp(expr.Op) ? latency::MauWrite : latency::PeWrite;
     for (const Operand &dst : expr.Destinations) {
       // A single-line mask anywhere in the step cancels the multi-line
       // one for all its destinations (decision S33).
       if (dst.WriteMask.MaskKind != MaskSpec::Default ||
           !stmt.CancelsDefaultMask)
-        maskReads(dst.WriteMask, &dst, dst.Column, issue, line);
+        maskReads(dst.WriteMask, &dst, dst.Column, issue + writeMaskLead, line);
       addressReads(dst, issue, line);
     }
   }
@@ -527,14 +538,17 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
         continue;
       uint64_t count =
           l1bmGroup(expr.Op) * (dst.Size == Width::DoubleLong ? 2 : 1);
+      uint64_t ready =
+          issue + latency::UpperWrite + stages * latency::ReductionStage;
+      // L1BM -> PE transfers wait at most two steps, even behind the two
+      // stages of l1bmr (decision H6).
+      uint64_t readyForPe = std::min(ready, issue + latency::L1bmForPe);
       for (unsigned cycle = 0; cycle < 4; ++cycle) {
         Range r;
         r.Where = Space::L1BM;
         r.Low = dst.Address[0] + cycle * count;
         r.High = r.Low + count;
-        addWrite(r,
-                 issue + latency::UpperWrite + stages * latency::ReductionStage,
-                 line);
+        addWrite(r, ready, line, readyForPe);
       }
     } else if (expr.Op == Opcode::MWrite) {
       const Operand &dst = expr.Destinations[0];
@@ -548,7 +562,8 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
       }
     } else if (expr.Op == Opcode::L2bmB || expr.Op == Opcode::L2bmAt ||
                expr.Op == Opcode::L2bmR || expr.Op == Opcode::L2bmD ||
-               expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2) {
+               expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2 ||
+               expr.Op == Opcode::L2bmI) {
       const Operand &dst = expr.Destinations[0];
       // l2bmr reduces eight L1Bs in two stages of four (decision S21),
       // one L1B with @<l1b> is a copy; l2bmr2 reduces pairs in one stage.
@@ -604,10 +619,26 @@ void HazardChecker::mvStatement(const Statement &stmt) {
   if (mv.TransferKind == MvTransfer::Nop)
     return;
   uint64_t start = Clock.lastMvStart(), end = Clock.lastMvEnd();
+  // Long words of each instance an end touches: the size, or a share of it
+  // where the transfer spreads over the groups or the L2BMs (manual
+  // 3.5.8.16-25).
+  auto extent = [&](Space where) -> uint64_t {
+    switch (mv.TransferKind) {
+    case MvTransfer::Broadcast4:
+    case MvTransfer::Reduce4:
+      return where == Space::DRAM ? mv.Size / 2 : mv.Size;
+    case MvTransfer::Distribute:
+      return where == Space::PDM    ? mv.Size
+             : where == Space::L2BM ? mv.Size / NumMvL2bs
+                                    : mv.Size / NumMvGroups;
+    default:
+      return mv.Size;
+    }
+  };
   Range from;
   from.Where = mv.From;
   from.Low = mv.FromAddress;
-  from.High = mv.FromAddress + mv.Size;
+  from.High = mv.FromAddress + extent(mv.From);
   from.Unit = mv.TransferKind == MvTransfer::Reduce ||
                       mv.TransferKind == MvTransfer::Reduce2 ||
                       mv.TransferKind == MvTransfer::Broadcast2
@@ -625,7 +656,7 @@ void HazardChecker::mvStatement(const Statement &stmt) {
   Range to;
   to.Where = mv.To;
   to.Low = mv.ToAddress;
-  to.High = mv.ToAddress + mv.Size;
+  to.High = mv.ToAddress + extent(mv.To);
   // A reduction into the DRAMs gives each group a quarter (manual
   // 3.5.8.21).
   if (mv.TransferKind == MvTransfer::Reduce && mv.To == Space::DRAM &&
@@ -649,15 +680,16 @@ void HazardChecker::onStatement(const Statement &stmt) {
     uint64_t now = Clock.cycle();
     Pending.erase(std::remove_if(Pending.begin(), Pending.end(),
                                  [&](const InFlight &w) {
-                                   return w.Ready + latency::AddressLead <= now;
+                                   return std::max(w.Ready, w.ReadyForPe) +
+                                              latency::AddressLead <=
+                                          now;
                                  }),
                   Pending.end());
     // Later writes land after the current cycle.
-    MvSources.erase(std::remove_if(MvSources.begin(), MvSources.end(),
-                                   [&](const InFlight &m) {
-                                     return m.Ready <= now;
-                                   }),
-                    MvSources.end());
+    MvSources.erase(
+        std::remove_if(MvSources.begin(), MvSources.end(),
+                       [&](const InFlight &m) { return m.Ready <= now; }),
+        MvSources.end());
   }
   switch (stmt.StmtKind) {
   case Statement::Pe:

@@ -529,6 +529,24 @@ bool endsWith(std::string_view text, std::string_view suffix) {
 bool LineParser::parseOpcode(Token token, Expression &expr, uint32_t &repeat,
                              std::string_view &base) {
   std::string_view text = token.Text;
+  if (text.substr(0, 5) == "l2bmi") {
+    // l2bmi@k/m (manual 3.6.7.9): the L1Bs whose number agrees with k
+    // outside the bits of the immode m read; each L1B b receives from the
+    // one with the same bits m. "@k" alone is "@k/0": L1B k to every L1B.
+    // m = 7 would leave nothing to send and is refused, as in the manual.
+    expr.Column = token.Column;
+    base = text;
+    Cursor cur(text.substr(5));
+    uint64_t k = 0, m = 0;
+    if (!cur.consume('@') || !cur.number(k) || k > 7 ||
+        (cur.consume('/') && (!cur.number(m) || m > 6)) || !cur.atEnd())
+      return fail(token.Column, "'l2bmi' takes '@<l1b>' or '@<l1b>/<immode>' "
+                                "with an L1B 0 to 7 and an immode 0 to 6");
+    expr.Op = Opcode::L2bmI;
+    expr.ImMode = uint8_t(m);
+    expr.Target = int8_t(k & ~m);
+    return true;
+  }
   size_t slash = text.find('/');
   std::string_view suffix;
   if (slash != std::string_view::npos) {
@@ -587,6 +605,16 @@ bool LineParser::parseOpcode(Token token, Expression &expr, uint32_t &repeat,
         expr.Op = Opcode::L1bmP;
       } else if (cur.consume('d')) {
         expr.Op = Opcode::L1bmD;
+        // l1bmd+n / l1bmd-n rotate the MABs by n, 0 to 15, the sign
+        // required (manual 3.6.8.20).
+        bool plus = cur.consume('+');
+        if (plus || cur.consume('-')) {
+          uint64_t shift;
+          if (!cur.number(shift) || shift > 15)
+            return fail(token.Column,
+                        "'l1bmd' takes a MAB shift of +0 to +15 or -0 to -15");
+          expr.MabShift = int8_t(plus ? int(shift) : -int(shift));
+        }
       } else if (cur.consume('m')) {
         four = cur.consume('4');
         if (cur.peek() == '@') {
@@ -805,34 +833,87 @@ bool isFixedSpace(Space s) {
   return s >= Space::FixedL2bId && s <= Space::FixedMsb1;
 }
 
-/// imm payloads: i"<integer>" (a 32-bit word), f"<real>" (single), or a
-/// plain number (manual 3.6.9, imm).
-bool parseImmediate(std::string_view text, uint32_t &value) {
-  if (text.size() >= 3 && (text[0] == 'i' || text[0] == 'f') &&
-      text[1] == '"' && text.back() == '"') {
-    std::string body(text.substr(2, text.size() - 3));
-    if (body.empty())
+/// An integer literal of an immediate: decimal, 0x hexadecimal or 0b
+/// binary, with a sign only when `signedType`.
+bool parseIntegerLiteral(std::string_view text, bool signedType,
+                         int64_t &value) {
+  bool negative = false;
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
+    if (!signedType)
       return false;
+    negative = text[0] == '-';
+    text.remove_prefix(1);
+  }
+  unsigned base = 10;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+    base = 16;
+  else if (text.size() > 2 && text[0] == '0' &&
+           (text[1] == 'b' || text[1] == 'B'))
+    base = 2;
+  if (base != 10)
+    text.remove_prefix(2);
+  if (text.empty())
+    return false;
+  uint64_t magnitude = 0;
+  for (char c : text) {
+    unsigned digit = isDigit(c)      ? unsigned(c - '0')
+                     : isHexDigit(c) ? hexValue(c)
+                                     : 99;
+    if (digit >= base || magnitude > (uint64_t(1) << 40))
+      return false;
+    magnitude = magnitude * base + digit;
+  }
+  value = negative ? -int64_t(magnitude) : int64_t(magnitude);
+  return true;
+}
+
+/// imm payloads (manual 3.2.2): (f|h)"<real>" or (i|s|ui|us)"<integer>",
+/// the quotes required. The literal gives a word: f the single strtof
+/// reads, h that value rounded to half and repeated in both halves of the
+/// word, i and ui a 32-bit integer, s and us a 16-bit one repeated; a value
+/// outside its type's range is an error (docs/target/mncore2.md, S14).
+bool parseImmediate(std::string_view text, uint32_t &value) {
+  size_t quote = text.find('"');
+  if (quote == std::string_view::npos || text.size() < quote + 3 ||
+      text.back() != '"')
+    return false;
+  std::string_view type = text.substr(0, quote);
+  std::string body(text.substr(quote + 1, text.size() - quote - 2));
+  if (body.empty() || body.find('"') != std::string::npos)
+    return false;
+  if (type == "f" || type == "h") {
     char *end = nullptr;
-    if (text[0] == 'i') {
-      long long v = std::strtoll(body.c_str(), &end, 0);
-      if (*end || v < -2147483648LL || v > 4294967295LL)
-        return false;
-      value = uint32_t(v);
-      return true;
-    }
-    double v = std::strtod(body.c_str(), &end);
+    float f = std::strtof(body.c_str(), &end);
     if (*end)
       return false;
-    float f = float(v);
-    std::memcpy(&value, &f, 4);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if (type == "f") {
+      value = bits;
+      return true;
+    }
+    uint32_t half = singleToHalf(bits);
+    value = half << 16 | half;
     return true;
   }
-  Cursor cur(text);
-  uint64_t v;
-  if (!cur.number(v) || !cur.atEnd() || v > 0xffffffffu)
+  bool signedType = type == "i" || type == "s";
+  bool halfType = type == "s" || type == "us";
+  if (!signedType && type != "ui" && type != "us")
     return false;
-  value = uint32_t(v);
+  int64_t v;
+  if (!parseIntegerLiteral(body, signedType, v))
+    return false;
+  int64_t low = signedType ? (halfType ? -32768 : -2147483648LL) : 0;
+  int64_t high = signedType ? (halfType ? 32767 : 2147483647LL)
+                            : (halfType ? 65535 : 4294967295LL);
+  if (v < low || v > high)
+    return false;
+  if (halfType) {
+    uint32_t half = uint32_t(v) & 0xffffu;
+    value = half << 16 | half;
+  } else {
+    value = uint32_t(v);
+  }
   return true;
 }
 
@@ -863,8 +944,8 @@ bool LineParser::parseExpression(const std::vector<Token> &tokens,
   if (expr.Op == Opcode::Imm) {
     if (tokens.size() < 2 || !parseImmediate(tokens[1].Text, expr.Immediate))
       return fail(tokens.size() < 2 ? tokens[0].Column : tokens[1].Column,
-                  "expected an immediate payload (i\"<int>\" or "
-                  "f\"<real>\")");
+                  "expected an immediate payload: (f|h)\"<real>\" or "
+                  "(i|s|ui|us)\"<integer>\" within its type's range");
     next = 2;
   }
   if (expr.Op >= Opcode::L1bmP)
@@ -966,11 +1047,16 @@ bool LineParser::parseTransfer(const std::vector<Token> &tokens,
     if (!parseOperand(tokens[i], op, false, nullptr))
       return false;
     // The half input extension "e" of the single reductions (manual
-    // 3.6.8) is the only operand modifier of a transfer.
+    // 3.6.8) and the single-to-half reduction "r" of the hmwrite source
+    // (decision S35) are the only operand modifiers of a transfer.
     bool halfInput =
         singleReduction && i == 1 && op.Extend && !op.Reduce && !op.Negate;
-    if ((op.Extend || op.Reduce || op.Negate) && !halfInput)
-      return fail(op.Column, "no operand modifiers on transfers");
+    bool halfMatrixInput = expr.Op == Opcode::MWrite &&
+                           expr.Prec == Precision::H && i == 1 && op.Reduce &&
+                           !op.Extend && !op.Negate;
+    if ((op.Extend || op.Reduce || op.Negate) && !halfInput && !halfMatrixInput)
+      return fail(op.Column, "no operand modifiers on transfers (only 'e' on "
+                             "single reductions, 'r' on hmwrite)");
     ops.push_back(op);
   }
   if (singleReduction &&
@@ -1011,7 +1097,7 @@ bool LineParser::parseTransfer(const std::vector<Token> &tokens,
     // transfers of one layout; l1bmp and the L2BM instructions have none.
     if (op.Turnaround &&
         (expr.Op == Opcode::L1bmP ||
-         (expr.Op >= Opcode::L2bmB && expr.Op <= Opcode::L2bmR2)))
+         (expr.Op >= Opcode::L2bmB && expr.Op <= Opcode::L2bmI)))
       return fail(op.Column, "'" + std::string(tokens[0].Text) +
                                  "' cannot use the turnaround register");
     return true;
@@ -1096,6 +1182,11 @@ bool LineParser::parseTransfer(const std::vector<Token> &tokens,
          (expr.ToUpper
               ? upper(ops[0], Space::L1BM) && upper(ops[1], Space::L2BM)
               : upper(ops[0], Space::L2BM) && upper(ops[1], Space::L1BM));
+    sources = 1;
+    firstDest = 1;
+    break;
+  case Opcode::L2bmI:
+    ok = need(2, 2) && upper(ops[0], Space::L1BM) && upper(ops[1], Space::L1BM);
     sources = 1;
     firstDest = 1;
     break;
@@ -1206,9 +1297,16 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
     mv.TransferKind = MvTransfer::Broadcast;
   } else if (mode == "mvb2") {
     mv.TransferKind = MvTransfer::Broadcast2;
+  } else if (mode == "mvb4") {
+    mv.TransferKind = MvTransfer::Broadcast4;
+  } else if (mode == "mvd") {
+    mv.TransferKind = MvTransfer::Distribute;
   } else if (mode.size() > 4 && mode.substr(0, 4) == "mvr2" &&
              parseRrnOpcode(mode.substr(4), mv.Reduction, mv.Prec)) {
     mv.TransferKind = MvTransfer::Reduce2;
+  } else if (mode.size() > 4 && mode.substr(0, 4) == "mvr4" &&
+             parseRrnOpcode(mode.substr(4), mv.Reduction, mv.Prec)) {
+    mv.TransferKind = MvTransfer::Reduce4;
   } else if (mode.size() > 3 && mode.substr(0, 3) == "mvr" &&
              parseRrnOpcode(mode.substr(3), mv.Reduction, mv.Prec)) {
     mv.TransferKind = MvTransfer::Reduce;
@@ -1219,32 +1317,48 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
   if (slash == std::string_view::npos)
     return fail(tokens[0].Column,
                 "'" + std::string(mode) + "' needs '/n<size>'");
+  // The parameters n<size>, i<tag>, nd<N>, p<priority> in any order, each
+  // once (manual 3.5.1 writes n first, the open SDK's examples also
+  // "mvp/i02n64"); the size is required (MNCore2.md 6.1).
   Cursor cur(op.substr(slash + 1));
+  bool haveSize = false, haveTag = false, haveRepeat = false,
+       havePriority = false;
   uint64_t value;
-  if (!cur.consume('n') || !cur.number(value) || value == 0 ||
-      value > (1u << 24))
+  while (!cur.atEnd()) {
+    if (cur.consume("nd")) {
+      if (haveRepeat || !cur.number(value))
+        return fail(tokens[0].Column, "expected one count after 'nd'");
+      haveRepeat = true;
+    } else if (cur.consume('n')) {
+      if (haveSize || !cur.number(value) || value == 0 || value > (1u << 24))
+        return fail(tokens[0].Column,
+                    "'" + std::string(mode) + "' needs one '/n<size>'");
+      haveSize = true;
+      mv.Size = uint32_t(value);
+    } else if (cur.consume('i')) {
+      // Tags are hexadecimal: compiler output tags transfers i19, i1a, ...
+      if (haveTag || !cur.hexNumber(value))
+        return fail(tokens[0].Column, "expected one tag after 'i'");
+      haveTag = true;
+      mv.Tag = uint32_t(value);
+    } else if (cur.consume('p')) {
+      if (havePriority || !cur.number(value) || value > 3)
+        return fail(tokens[0].Column, "priority must be 0 to 3");
+      havePriority = true;
+    } else {
+      return fail(tokens[0].Column,
+                  "unexpected '" + std::string(cur.rest()) + "' in MV opcode");
+    }
+  }
+  if (!haveSize)
     return fail(tokens[0].Column,
                 "'" + std::string(mode) + "' needs '/n<size>'");
-  mv.Size = uint32_t(value);
   // Every mode moves whole units of 64 long words (manual 3.5.8: "size が
   // 単位動作の倍数でないとエラー").
   if (mv.Size % MvUnitLongWords != 0)
     return fail(tokens[0].Column,
                 "'" + std::string(mode) + "' moves a multiple of " +
                     std::to_string(MvUnitLongWords) + " long words");
-  if (cur.consume('i')) {
-    // Tags are hexadecimal: compiler output tags transfers i19, i1a, ...
-    if (!cur.hexNumber(value))
-      return fail(tokens[0].Column, "expected a tag after 'i'");
-    mv.Tag = uint32_t(value);
-  }
-  if (cur.consume("nd") && !cur.number(value))
-    return fail(tokens[0].Column, "expected a count after 'nd'");
-  if (cur.consume('p') && (!cur.number(value) || value > 3))
-    return fail(tokens[0].Column, "priority must be 0 to 3");
-  if (!cur.atEnd())
-    return fail(tokens[0].Column,
-                "unexpected '" + std::string(cur.rest()) + "' in MV opcode");
   if (tokens.size() != 3)
     return fail(tokens[0].Column,
                 "'" + std::string(mode) + "' takes a source and a destination");
@@ -1277,6 +1391,44 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
     if (mv.To != Space::L2BM || mv.ToGroup >= 0 || mv.ToL2b >= 0)
       return fail(tokens[2].Column, "'" + std::string(mode) +
                                         "' writes '$lc<addr>' of the L2BMs");
+    return true;
+  }
+  bool anyPlace = mv.FromGroup < 0 && mv.FromL2b < 0;
+  bool allTo = mv.ToGroup < 0 && mv.ToL2b < 0;
+  if (mv.TransferKind == MvTransfer::Broadcast4 ||
+      mv.TransferKind == MvTransfer::Reduce4) {
+    // mvb4 $d<addr> $lc<addr> (manual 3.5.8.16), mvr4<rrn> $lc<addr>
+    // $d<addr> (3.5.8.17): every group and L2B, no group named.
+    bool broadcast = mv.TransferKind == MvTransfer::Broadcast4;
+    if (mv.From != (broadcast ? Space::DRAM : Space::L2BM) || !anyPlace)
+      return fail(tokens[1].Column,
+                  broadcast ? "'mvb4' reads '$d<addr>' of every DRAM"
+                            : "'" + std::string(mode) +
+                                  "' reads '$lc<addr>' of every L2BM");
+    if (mv.To != (broadcast ? Space::L2BM : Space::DRAM) || !allTo)
+      return fail(tokens[2].Column,
+                  broadcast ? "'mvb4' writes '$lc<addr>' of every L2BM"
+                            : "'" + std::string(mode) +
+                                  "' writes '$d<addr>' of every DRAM");
+    return true;
+  }
+  if (mv.TransferKind == MvTransfer::Distribute) {
+    // mvd: a named group's PDM spread over the eight L2BMs or the four
+    // DRAMs, or gathered back (manual 3.5.8.22-25, decision S36).
+    bool fromPdm = mv.From == Space::PDM;
+    Space other = fromPdm ? mv.To : mv.From;
+    bool pdmNamed = fromPdm ? mv.FromGroup >= 0 : mv.ToGroup >= 0;
+    bool otherAll = fromPdm ? allTo : anyPlace;
+    if ((!fromPdm && mv.To != Space::PDM) ||
+        (other != Space::L2BM && other != Space::DRAM) || !pdmNamed ||
+        !otherAll)
+      return fail(tokens[1].Column,
+                  "'mvd' moves between '$p<addr>@<group>' and '$lc<addr>' or "
+                  "'$d<addr>' of every L2BM or DRAM");
+    if (other == Space::L2BM && mv.Size % MvDistributeL2bmUnit != 0)
+      return fail(tokens[0].Column,
+                  "'mvd' between PDM and L2BM moves a multiple of " +
+                      std::to_string(MvDistributeL2bmUnit) + " long words");
     return true;
   }
   if (mv.TransferKind == MvTransfer::Reduce2) {
@@ -1526,16 +1678,18 @@ enum class IssueGroup {
 
 IssueGroup issueGroup(Opcode op);
 
-/// An L1BM expression that uses "$lbi" belongs to the l1bm-turnaround
-/// group (manual 3.6.4).
+/// The turnaround transfer, an L1BM -> PE expression that reads "$lbi",
+/// is the l1bm-turnaround group (manual 3.6.4); a PE -> L1BM expression
+/// that writes "$lbi" stays in the l1bm group, so that it issues beside
+/// the turnaround read, as manual 3.6.8.2 and PFN's tools allow
+/// (decision S30).
 IssueGroup issueGroup(const Expression &expr) {
   IssueGroup group = issueGroup(expr.Op);
   if (group != IssueGroup::L1bm)
     return group;
-  for (const std::vector<Operand> *ops : {&expr.Sources, &expr.Destinations})
-    for (const Operand &op : *ops)
-      if (op.Turnaround)
-        return IssueGroup::L1bmTurnaround;
+  for (const Operand &op : expr.Sources)
+    if (op.Turnaround)
+      return IssueGroup::L1bmTurnaround;
   return group;
 }
 
@@ -1573,6 +1727,7 @@ IssueGroup issueGroup(Opcode op) {
   case Opcode::L2bmD:
   case Opcode::L2bmB2:
   case Opcode::L2bmR2:
+  case Opcode::L2bmI:
     return IssueGroup::L2bm;
   default:
     return IssueGroup::Alu;
@@ -1598,8 +1753,7 @@ struct PeAccess {
 
   bool operator==(const PeAccess &o) const {
     return Where == o.Where && Address == o.Address && Size == o.Size &&
-           ThroughT == o.ThroughT && MabAdjust == o.MabAdjust &&
-           MaPe == o.MaPe;
+           ThroughT == o.ThroughT && MabAdjust == o.MabAdjust && MaPe == o.MaPe;
   }
   bool operator!=(const PeAccess &o) const { return !(*this == o); }
 };
@@ -1745,11 +1899,10 @@ bool checkIssueRules(LineParser &parser, const Statement &stmt) {
       if (!first)
         first = &op;
       else if (!sameRegion(*first, op))
-        return parser.fail(op.Column,
-                           std::string("the reads of ") +
-                               writePortName(op.Where) +
-                               " in a step touch the same words in every "
-                               "cycle (manual 3.6.4)");
+        return parser.fail(
+            op.Column, std::string("the reads of ") + writePortName(op.Where) +
+                           " in a step touch the same words in every "
+                           "cycle (manual 3.6.4)");
     }
     for (const Operand &op : expr.Destinations) {
       if (op.Where == Space::MatX || op.Where == Space::MatY) {

@@ -146,8 +146,7 @@ unsigned endPort(Space where, unsigned group, int8_t l2b) {
 
 /// Moves `longWords` from group `from` to group `to`: the link between
 /// them carries them when the groups differ.
-void crossGroups(MvTraffic &t, unsigned from, unsigned to,
-                 uint64_t longWords) {
+void crossGroups(MvTraffic &t, unsigned from, unsigned to, uint64_t longWords) {
   if (from != to)
     t.LongWords[mvLinkPort(from, to)] += longWords;
 }
@@ -220,6 +219,40 @@ MvTraffic mvTraffic(const MvTransfer &mv) {
       }
     }
     break;
+  case MvTransfer::Broadcast4:
+  case MvTransfer::Reduce4:
+    // mvb4 / mvr4: each group's DRAM reads or writes half the size, every
+    // L2BM the whole size, and each group's half goes to (or comes from)
+    // every other group (manual 3.5.8.16, 3.5.8.17).
+    everyL2bm(t, n);
+    for (unsigned g = 0; g < NumGroups; ++g) {
+      t.LongWords[mvDramPort(g)] += n / 2;
+      for (unsigned h = 0; h < NumGroups; ++h)
+        crossGroups(t, g, h, n / 2);
+    }
+    break;
+  case MvTransfer::Distribute: {
+    // mvd: the named PDM moves the whole size; it is spread evenly over
+    // the eight L2BMs or the four DRAMs, and the share of each other group
+    // crosses its link.
+    bool toPdm = mv.To == Space::PDM;
+    unsigned pdm = unsigned(toPdm ? mv.ToGroup : mv.FromGroup);
+    Space other = toPdm ? mv.From : mv.To;
+    t.LongWords[mvPdmPort(pdm)] += n;
+    for (unsigned g = 0; g < NumGroups; ++g) {
+      if (other == Space::L2BM) {
+        for (unsigned l2b = 0; l2b < L2bsPerGroup; ++l2b)
+          t.LongWords[mvL2bmPort(g * L2bsPerGroup + l2b)] += n / NumL2bs;
+      } else {
+        t.LongWords[mvDramPort(g)] += n / NumGroups;
+      }
+      if (toPdm)
+        crossGroups(t, g, pdm, n / NumGroups);
+      else
+        crossGroups(t, pdm, g, n / NumGroups);
+    }
+    break;
+  }
   case MvTransfer::Reduce2:
     // mvr2: the two L2BMs of a group (of each group) into a PDM or DRAM.
     for (unsigned g = 0; g < NumGroups; ++g) {
@@ -243,9 +276,9 @@ uint64_t mvTransferCycles(const MvTransfer &mv) {
     if (!t.LongWords[port])
       continue;
     MvRate rate = mvPortRate(port);
-    cycles = std::max(cycles, (t.LongWords[port] * rate.Cycles +
-                               rate.LongWords - 1) /
-                                  rate.LongWords);
+    cycles = std::max(cycles,
+                      (t.LongWords[port] * rate.Cycles + rate.LongWords - 1) /
+                          rate.LongWords);
   }
   return cycles;
 }
@@ -270,6 +303,7 @@ Unit Timing::unitOf(Opcode op) {
   case Opcode::L2bmD:
   case Opcode::L2bmB2:
   case Opcode::L2bmR2:
+  case Opcode::L2bmI:
     return Unit::L2bm;
   case Opcode::L1bmP:
   case Opcode::L1bmM:

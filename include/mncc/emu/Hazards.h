@@ -47,6 +47,10 @@ constexpr uint64_t MatrixWrite = 4;
 constexpr uint64_t UpperWrite = 6;
 /// Extra cycles per RRN stage of four (l1bmr4 one, l1bmr and l2bmr two).
 constexpr uint64_t ReductionStage = 4;
+/// The longest wait of an L1BM -> PE transfer behind a PE -> L1BM write,
+/// even an l1bmr's: two steps in between (manual 3.6.8.2's example without
+/// the turnaround register, PFN's tutorial's l1bmrdfadd, nop, nop, l1bmm).
+constexpr uint64_t L1bmForPe = 12;
 /// Address inputs (the T register of `$mt`, the base address registers)
 /// are read one step before the data.
 constexpr uint64_t AddressLead = 4;
@@ -94,6 +98,9 @@ private:
   struct InFlight {
     Range Target;
     uint64_t Ready = 0;
+    /// When an L1BM -> PE transfer may read it: Ready, but at most two
+    /// steps after a PE -> L1BM transfer's step (decision H6).
+    uint64_t ReadyForPe = 0;
     uint32_t Line = 0;
   };
   /// What a forwarding latch holds (decision H9).
@@ -107,12 +114,14 @@ private:
   void mvStatement(const Statement &stmt);
   /// Reports a hazard when a write to r is in flight at cycle `at`; once
   /// per (statement, column).
-  bool checkRead(const Range &r, uint64_t at, uint32_t line, uint32_t column);
+  bool checkRead(const Range &r, uint64_t at, uint32_t line, uint32_t column,
+                 bool l1bmToPe = false);
   /// Reports a hazard when a write to r landing in cycle `lands` would
   /// change the source of an MV transfer still reading it (H14).
   void checkOverwrite(const Range &r, uint64_t lands, uint32_t line,
                       uint32_t column);
-  void addWrite(const Range &r, uint64_t ready, uint32_t line);
+  void addWrite(const Range &r, uint64_t ready, uint32_t line,
+                uint64_t readyForPe = ~uint64_t(0));
   /// The base address and T inputs of an LM access; true when reported.
   bool addressReads(const Operand &op, uint64_t issue, uint32_t line);
   void operandReads(const Operand &op, uint64_t issue, uint32_t line);

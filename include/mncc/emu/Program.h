@@ -157,6 +157,7 @@ enum class Opcode : uint8_t {
   L2bmD,  ///< l2bmd: distribution (L2BM -> L1BMs) or gathering
   L2bmB2, ///< l2bmb2[@<l1b>]: L2BM -> pairs of L1BMs, 16 long words each
   L2bmR2, ///< l2bmr2<rrn>: pairs of L1BMs reduced into the L2BM
+  L2bmI,  ///< l2bmi@k/m: L1BM to L1BM multicast within each L2B
   // Matrix registers, double precision (manual 3.6.6).
   MWrite,
   MRead,
@@ -190,6 +191,10 @@ struct Expression {
   int8_t Target = -1;
   /// l1bmd: true for PE -> L1BM (gathering).
   bool ToUpper = false;
+  /// l1bmd+n / l1bmd-n: the MAB rotation (manual 3.6.8.20-21), -15..15.
+  int8_t MabShift = 0;
+  /// l2bmi@k/m: the immode m; Target is k (manual 3.6.7.9).
+  uint8_t ImMode = 0;
   /// RRN reductions.
   RrnOp Reduction = RrnOp::FAdd;
   std::vector<Operand> Sources;
@@ -236,10 +241,14 @@ enum MaskTarget : uint8_t {
 /// the reductions and distributions over them split (3.5.8.21).
 constexpr uint32_t MvUnitLongWords = 64;
 constexpr uint32_t MvGroupShare = 16;
+/// mvd between a PDM and the eight L2BMs moves 16 long words per L2BM, 128
+/// on the PDM side, per unit.
+constexpr uint32_t MvL2bmShare = 16;
+constexpr uint32_t MvDistributeL2bmUnit = 128;
 
-/// An MV transfer (manual 3.5): mvp (point to point), mvr (reduction over
-/// the eight L2BMs), mvr2 (over the two L2BMs of a group), mvb and mvb2
-/// (broadcasts) run so far.
+/// An MV transfer (manual 3.5.8): mvp (point to point), mvb, mvb2, mvb4
+/// (broadcasts), mvr, mvr2, mvr4 (reductions) and mvd (distribution and
+/// concatenation).
 struct MvTransfer {
   enum Kind : uint8_t {
     Nop,
@@ -247,7 +256,10 @@ struct MvTransfer {
     Reduce,     ///< mvr<rrn>: the eight L2BMs reduced
     Broadcast,  ///< mvb: one PDM or DRAM area to every L2BM
     Broadcast2, ///< mvb2: each group's DRAM to its two L2BMs
-    Reduce2     ///< mvr2<rrn>: each group's two L2BMs reduced
+    Reduce2,    ///< mvr2<rrn>: each group's two L2BMs reduced
+    Broadcast4, ///< mvb4: 16 long words of every DRAM to every L2BM of a side
+    Reduce4,    ///< mvr4<rrn>: each side's four L2BMs reduced into the DRAMs
+    Distribute  ///< mvd: one PDM spread over the L2BMs or DRAMs, or back
   };
   RrnOp Reduction = RrnOp::FAdd;
   Precision Prec = Precision::None;

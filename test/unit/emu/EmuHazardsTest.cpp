@@ -202,17 +202,29 @@ TEST(EmuHazards, TransfersSharingAPortNeverRace) {
 }
 
 TEST(EmuHazards, L1bmReductionsTakeAStepPerStage) {
-  // l1bmr (two stages) completes in cycle 14, l1bmr4 in 10, l1bmm@ in 6.
+  // l1bmr (two stages) completes in cycle 14, l1bmr4 in 10, l1bmm@ in 6,
+  // as the L2BM instructions see them.
   std::vector<Hazard> h = check("l1bmrdfadd $lr0v $lb0\n"
                                 "nop/2\n"
-                                "l1bmp $lb0 $ls0v\n");
+                                "l2bm@0 $lb0 $lc0\n");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].ReadCycle, 12u);
   EXPECT_EQ(h[0].ReadyCycle, 14u);
   EXPECT_TRUE(check("l1bmrdfadd $lr0v $lb0\n"
                     "nop/3\n"
+                    "l2bm@0 $lb0 $lc0\n")
+                  .empty());
+  // L1BM -> PE transfers wait two steps even behind l1bmr (H6: manual
+  // 3.6.8.2, PFN's tutorial), one behind l1bmm@.
+  EXPECT_TRUE(check("l1bmrdfadd $lr0v $lb0\n"
+                    "nop/2\n"
                     "l1bmp $lb0 $ls0v\n")
                   .empty());
+  h = check("l1bmrdfadd $lr0v $lb0\n"
+            "nop\n"
+            "l1bmp $lb0 $ls0v\n");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].ReadyCycle, 12u);
   EXPECT_TRUE(check("l1bmr4dfadd $lr0v $lb0\n"
                     "nop/2\n"
                     "l1bmp $lb0 $ls0v\n")
@@ -249,27 +261,42 @@ TEST(EmuHazards, AddressInputsAreReadAStepEarly) {
                   .empty());
 }
 
-TEST(EmuHazards, MaskRegistersAreReadByMaskedWrites) {
+TEST(EmuHazards, ZeroFlushMasksAreReadAtIssue) {
+  // A zero-flush mask acts on the inputs: the entry written in cycle 0
+  // (ready in 6) is read in cycle 4.
   std::vector<Hazard> h = check("ixor $lr0 $ls2 $omr1\n"
-                                "lpassa $lr4 $lr6/$imr1\n");
+                                "lpassa/$imr1 $lr4 $lr6\n");
   ASSERT_EQ(h.size(), 1u);
   EXPECT_EQ(h[0].Location, "$omr1");
-  EXPECT_EQ(h[0].Column, 13u);
-  // The multi-line mask reads its entry for every destination it covers.
-  h = check("ixor $lr0 $ls2 $omr1\n"
-            "maskr 1\n"
-            "lpassa $lr4 $lr6\n");
+  EXPECT_EQ(h[0].Column, 1u);
+  EXPECT_EQ(h[0].ReadCycle, 4u);
+  EXPECT_TRUE(check("ixor $lr0 $ls2 $omr1\n"
+                    "nop\n"
+                    "lpassa/$imr1 $lr4 $lr6\n")
+                  .empty());
+}
+
+TEST(EmuHazards, WriteMasksAreReadWhereTheResultLands) {
+  // PFN's tutorial masks with $omr1 in the step after writing it (H15):
+  // the write mask reads its entry when the result is written back, six
+  // cycles after issue, behind the entry's own write.
+  EXPECT_TRUE(check("lpassa $lm0v $omr1\n"
+                    "lpassa $lr4 $lr6/$imr1\n")
+                  .empty());
+  EXPECT_TRUE(check("lpassa $lm0v $omr1\n"
+                    "maskn 1\n"
+                    "lpassa $lm8v $ln0v\n")
+                  .empty());
+  // An MAU result written into an entry lands in cycle 10; an ALU write
+  // masked by it in the next step lands in cycle 4 + 6 = 10, not before.
+  EXPECT_TRUE(check("fvadd $lr0v $ls0v $omr1\n"
+                    "lpassa $lr4 $lr6/$imr1\n")
+                  .empty());
+  // The MAU write in the step after needs its entry in cycle 4 + 10 = 14.
+  std::vector<Hazard> h = check("fvadd $lr0v $ls0v $omr1\n"
+                                "lpassa/$imr1 $lr4 $lr6\n");
   ASSERT_EQ(h.size(), 1u);
-  EXPECT_TRUE(check("ixor $lr0 $ls2 $omr1\n"
-                    "maskr 1\n"
-                    "lpassa $lr4 $ls6\n")
-                  .empty());
-  // A single-line mask in the step cancels the multi-line one (S33): only
-  // the entry it names is read.
-  EXPECT_TRUE(check("ixor $lr0 $ls2 $omr1\n"
-                    "maskr 1\n"
-                    "lpassa $lr4 $lr6 ; fvpassa $lm0 $ln0/1111\n")
-                  .empty());
+  EXPECT_EQ(h[0].ReadyCycle, 10u);
 }
 
 TEST(EmuHazards, MatrixRegistersAreReadTheNextStep) {

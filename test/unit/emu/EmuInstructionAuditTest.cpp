@@ -23,6 +23,11 @@ const char *const Supported[] = {
     "mvb2/n64 $d0 $lc0",
     "mvrdfadd/n64 $lc0 $p0",
     "mvr2dfadd/n64 $lc0 $p0",
+    "mvb4/n64 $d0 $lc0",
+    "mvr4dfadd/n64 $lc0 $d0",
+    "mvd/n128 $p0@0 $lc0",
+    "mvd/n64 $d0 $p0@1",
+    "mvp/i02n64 $p0 $d0",
     // Synchronisation.
     "nop",
     "noforward ; lpassa $lr0 $lr2",
@@ -35,6 +40,8 @@ const char *const Supported[] = {
     "l2bm@1 $lb0 $lc0",
     "l2bmrdfadd $lb0 $lc0",
     "l2bmr2iiadd $lb0 $lc0",
+    "l2bmi@0 $lb0 $lb64",
+    "l2bmi@5/6 $lb0 $lb64",
     // L1BM (3.6.8), with the turnaround register.
     "l1bmp $lb0 $lr0",
     "l1bmm $llb0 $llr0",
@@ -45,6 +52,8 @@ const char *const Supported[] = {
     "l1bmr4hfadd $lr0 $lb0",
     "l1bmd $lb0 $lr0",
     "l1bmd $lr0 $lb0",
+    "l1bmd+1 $lb0 $lr0",
+    "l1bmd-15 $lr0 $lb0",
     "l1bmm $lbi $lr0",
     "l1bmrffadd $lr0 $lbi",
     // MAU (3.6.6).
@@ -123,11 +132,7 @@ struct Missing {
 };
 
 const Missing Unsupported[] = {
-    {"mvb4/n64 $d0 $lc0", "not supported"},
-    {"mvr4dfadd/n64 $lc0 $d0", "not supported"},
-    {"mvd/n64 $p0 $lc0", "not supported"},
     {"mvp/n64 $di0 $lc0", "DAR is not supported"},
-    {"l2bmi@0 $lb0 $lb64", "unsupported L2BM instruction"},
     {"l2bmdars $lc0@.0 $dar0", "unsupported L2BM instruction"},
     {"l2bmdarw", "unsupported L2BM instruction"},
     {"lrsqrt $lr0 $lr2", "unsupported instruction 'lrsqrt'"},
@@ -171,14 +176,23 @@ TEST(EmuInstructionAudit, TurnaroundRegisterRules) {
   EXPECT_NE(message("l1bmm $lbi0 $lr0").find("no address"), std::string::npos);
   EXPECT_NE(message("d get $lbin0c0b0 1").find("cannot be set or dumped"),
             std::string::npos);
-  // One expression of each of the l1bm and l1bm-turnaround groups.
+  // One expression of each of the l1bm and l1bm-turnaround groups; only
+  // reading the turnaround register puts an L1BM instruction in the
+  // l1bm-turnaround group (manual 3.6.8.2: the register latches every PE ->
+  // L1BM transfer and the next step reads it back).
   Program program;
   Diagnostic error;
   EXPECT_TRUE(parseProgram("l1bmm $lbi $lr0 ; l1bmrdfadd $lr2 $lb0", "t.vsm",
                            program, error))
       << error.str();
   EXPECT_TRUE(program.Statements[0].Expressions[0].Sources[0].Turnaround);
-  EXPECT_NE(message("l1bmm $lbi $lr0 ; l1bmrdfadd $lr2 $lbi")
+  EXPECT_TRUE(parseProgram("l1bmm $lbi $lr0 ; l1bmrdfadd $lr2 $lbi", "t.vsm",
+                           program, error))
+      << error.str();
+  EXPECT_NE(message("l1bmm $lbi $lr0 ; l1bmd $lbi $ls0v")
+                .find("at most one instruction of each group"),
+            std::string::npos);
+  EXPECT_NE(message("l1bmrdfadd $lr2 $lbi ; l1bmm@0 $lr0 $lb0")
                 .find("at most one instruction of each group"),
             std::string::npos);
 }

@@ -253,6 +253,18 @@ TEST_F(EmuMachine, ASingleLineMaskCancelsTheMultiLineOneForTheStep) {
   EXPECT_EQ(grf0(0, 22), 4u);
 }
 
+TEST_F(EmuMachine, HalfMatrixWriteReducesSinglesWithR) {
+  // "r" on the hmwrite source (decision S35): the double long word as four
+  // singles 1, -2, 3, 4 rounded to the halves 0x3e00, 0xc000, 0x4100,
+  // 0x4200 of PE 0's quarter of row 0; the low long word is 0.
+  run("d set $lm0n0c0b0m0p0 2 l3F800000C0000000l4040000040800000\n"
+      "hmwrite $llm0vr $lx0\n");
+  EXPECT_EQ(M->matrixElement(Space::MatX, 0, 0, 0), 0x3e00c00041004200u);
+  // hbfn takes "r" as every half ALU input does.
+  run("hbfn $llm0r $lr8\n");
+  EXPECT_NE(grf0(0, 8), 0u);
+}
+
 TEST_F(EmuMachine, MaskRegisterWritesAreMasked) {
   // maskk applies the default mask to mask register writes as well.
   run("d set $lr0 1 0000000000000000\nd set $lr2 1 0000000000000001\n"

@@ -120,6 +120,37 @@ TEST(EmuParser, ResolvesAluPrecisionPrefixes) {
   EXPECT_EQ(p.Statements[5].Expressions[0].Immediate, 0xffffffffu);
 }
 
+TEST(EmuParser, ImmediatesOfEveryType) {
+  // Manual 3.2.2: (f|h)"<real>" or (i|s|ui|us)"<integer>", quotes
+  // required; halves repeat in both halves of the word; a value outside
+  // its type is an error (the manual's own: s"0x8000").
+  auto word = [](const char *payload) {
+    std::string text = std::string("imm ") + payload + " $lr0\n";
+    return parseOk(text.c_str()).Statements[0].Expressions[0].Immediate;
+  };
+  EXPECT_EQ(word("ui\"0xFFFFFFFF\""), 0xffffffffu);
+  EXPECT_EQ(word("ui\"0x48656c6c\""), 0x48656c6cu);
+  EXPECT_EQ(word("i\"-1\""), 0xffffffffu);
+  EXPECT_EQ(word("i\"+7\""), 7u);
+  EXPECT_EQ(word("i\"0b101\""), 5u);
+  EXPECT_EQ(word("i\"0x7fffffff\""), 0x7fffffffu);
+  EXPECT_EQ(word("us\"0x8000\""), 0x80008000u);
+  EXPECT_EQ(word("s\"-2\""), 0xfffefffeu);
+  EXPECT_EQ(word("f\"-1.0\""), 0xbf800000u);
+  // MN-Core half (6-bit exponent, bias 31, 9-bit mantissa): 1.0 is
+  // exponent 31, mantissa 0.
+  EXPECT_EQ(word("h\"1.0\""), 0x3e003e00u);
+  EXPECT_EQ(word("h\"-2.5\""), 0xc080c080u); // exponent 32, mantissa 128
+  for (const char *bad : {"s\"0x8000\"", "i\"0xFFFFFFFF\"", "ui\"-1\"",
+                          "us\"65536\"", "i\"0b102\"", "d\"1.0\"", "l\"1\"",
+                          "5", "i\"\"", "f\"1.0x\"", "i\"1", "x\"1\""}) {
+    std::string text = std::string("imm ") + bad + " $lr0\n";
+    Diagnostic e = parseError(text.c_str());
+    EXPECT_EQ(e.Column, 5u) << bad;
+    EXPECT_NE(e.Message.find("immediate payload"), std::string::npos) << bad;
+  }
+}
+
 TEST(EmuParser, ParsesVliwLines) {
   Program p = parseOk("noforward; lpassa $lr0 $lr2 ; fvpassa $lm0 $ln0\n"
                       "nop/3\n"
@@ -218,8 +249,13 @@ TEST(EmuParser, RejectsBadDebugStatements) {
             std::string::npos);
   EXPECT_NE(parseError("d get $lm0 0\n").Message.find("count"),
             std::string::npos);
-  EXPECT_NE(parseError("mvd/n512 $p0@0 $lc0@0.0\n").Message.find("MV"),
-            std::string::npos);
+  // mvd spreads a named group's PDM over every L2BM or DRAM.
+  Diagnostic bad = parseError("mvd/n512 $p0@0 $lc0@0.0\n");
+  EXPECT_NE(bad.Message.find("'mvd' moves between"), std::string::npos);
+  EXPECT_EQ(bad.Column, 10u);
+  bad = parseError("mvd/n64 $p0@0 $lc0\n");
+  EXPECT_NE(bad.Message.find("multiple of 128"), std::string::npos);
+  EXPECT_EQ(bad.Column, 1u);
 }
 
 } // namespace
@@ -359,8 +395,8 @@ TEST(EmuParser, IssueRulesOfManual364) {
   // in_grf0") and across instructions.
   EXPECT_TRUE(
       refusedAt("iadd $lr0v $lr4v $lr8v\n", 12, "reads of GRF0 in a step"));
-  EXPECT_TRUE(refusedAt("lpassa $lr0 $ls0 ; fvpassa $lr2 $ln0\n", 28,
-                        "reads of GRF0"));
+  EXPECT_TRUE(
+      refusedAt("lpassa $lr0 $ls0 ; fvpassa $lr2 $ln0\n", 28, "reads of GRF0"));
   EXPECT_TRUE(refusedAt("lpassa $lr0v $ls0 ; fvpassa $r0v $ln0\n", 29,
                         "reads of GRF0"));
   parseOk("dvadd $lr0v $lr0v $ln0v ; lpassa $lr0v $ls0v\n");
@@ -384,13 +420,12 @@ TEST(EmuParser, IssueRulesOfManual364) {
                         39, "one mask register entry"));
   EXPECT_TRUE(refusedAt("lpassa/$imr1 $lr0 $ls0/$imr3\n", 19,
                         "one mask register entry"));
-  EXPECT_TRUE(
-      refusedAt("lpassa $lr0 $ls0/$imr1 ; fvpassa $lm0 $ln0/$llimr1\n", 39,
-                "same word length"));
+  EXPECT_TRUE(refusedAt("lpassa $lr0 $ls0/$imr1 ; fvpassa $lm0 $ln0/$llimr1\n",
+                        39, "same word length"));
   parseOk("lpassa/$imr1 $lr0 $ls0/$imr1 ; fvpassa $lm0 $ln0/1010\n");
   // vfma / vmul with mwrite: the same second input, modifiers included.
-  EXPECT_TRUE(refusedAt("fvfma $lr0 -$ls0 $lm0 $ln0 ; fmwrite $ls0 $lx0\n",
-                        38, "second input"));
+  EXPECT_TRUE(refusedAt("fvfma $lr0 -$ls0 $lm0 $ln0 ; fmwrite $ls0 $lx0\n", 38,
+                        "second input"));
   parseOk("fvfma $lr0 $ls0 $lm0 $ln0 ; fmwrite $ls0 $lx0\n");
   // $mreadf feeds the ALU's first input only, $nowrite is a destination
   // alone.
@@ -422,7 +457,11 @@ TEST(EmuParserTransfers, DecodesReductionsAboveTheL1bm) {
   EXPECT_EQ(mv.ToGroup, 1);
   EXPECT_NE(parseError("mvrffadd/n64 $lc0@0.1 $d0\n").Message.find("every"),
             std::string::npos);
-  EXPECT_NE(parseError("mvr4ffadd/n64 $lc0 $d0\n").Message.find("MV"),
+  EXPECT_NE(parseError("mvr4ffadd/n64 $lc0@1 $d0\n")
+                .Message.find("'mvr4ffadd' reads '$lc<addr>' of every L2BM"),
+            std::string::npos);
+  EXPECT_NE(parseError("mvb4/n64 $d0 $lc0@0.1\n")
+                .Message.find("'mvb4' writes '$lc<addr>' of every L2BM"),
             std::string::npos);
   EXPECT_NE(parseError("mvr2ffadd/n64 $lc0@0.1 $d0\n").Message.find("both"),
             std::string::npos);
@@ -433,6 +472,45 @@ TEST(EmuParserTransfers, DecodesReductionsAboveTheL1bm) {
   EXPECT_EQ(pairs.TransferKind, MvTransfer::Reduce2);
   EXPECT_EQ(pairs.FromGroup, 2);
   EXPECT_EQ(pairs.Tag, 0x1fu);
+}
+
+TEST(EmuParserTransfers, MvParametersInAnyOrderEachOnce) {
+  // The open SDK writes the tag first ("mvp/i02n64"); the size is required.
+  const MvTransfer &mv =
+      parseOk("mvp/i02p1n128 $p0 $d0\n").Statements[0].Transfer;
+  EXPECT_EQ(mv.Size, 128u);
+  EXPECT_EQ(mv.Tag, 2u);
+  EXPECT_NE(parseError("mvp/i1 $p0 $d0\n").Message.find("needs '/n<size>'"),
+            std::string::npos);
+  EXPECT_NE(parseError("mvp $p0 $d0\n").Message.find("needs '/n<size>'"),
+            std::string::npos);
+  EXPECT_NE(parseError("mvp/n64n64 $p0 $d0\n").Message.find("one '/n<size>'"),
+            std::string::npos);
+  EXPECT_NE(parseError("mvp/i1n64i2 $p0 $d0\n").Message.find("one tag"),
+            std::string::npos);
+}
+
+TEST(EmuParserTransfers, L1bmdShiftsAndL2bmiModes) {
+  Program p = parseOk("l1bmd+3 $lr0 $lb0\nl1bmd-15 $lb0 $lr0\n"
+                      "l2bmi@6/5 $lb0 $lb64\nl2bmi@3 $lb0 $lb64\n");
+  EXPECT_EQ(p.Statements[0].Expressions[0].MabShift, 3);
+  EXPECT_EQ(p.Statements[1].Expressions[0].MabShift, -15);
+  const Expression &im = p.Statements[2].Expressions[0];
+  EXPECT_EQ(im.Op, Opcode::L2bmI);
+  EXPECT_EQ(im.ImMode, 5u);
+  EXPECT_EQ(im.Target, 2); // 6 outside the immode bits 5 = 0b101
+  EXPECT_EQ(p.Statements[3].Expressions[0].ImMode, 0u);
+  for (const char *bad : {"l1bmd+16 $lr0 $lb0\n", "l1bmd+ $lr0 $lb0\n"}) {
+    Diagnostic e = parseError(bad);
+    EXPECT_NE(e.Message.find("MAB shift"), std::string::npos) << bad;
+    EXPECT_EQ(e.Column, 1u) << bad;
+  }
+  for (const char *bad : {"l2bmi $lb0 $lb64\n", "l2bmi@8 $lb0 $lb64\n",
+                          "l2bmi@0/7 $lb0 $lb64\n", "l2bmi@0/ $lb0 $lb64\n"}) {
+    Diagnostic e = parseError(bad);
+    EXPECT_NE(e.Message.find("'l2bmi' takes"), std::string::npos) << bad;
+    EXPECT_EQ(e.Column, 1u) << bad;
+  }
 }
 
 TEST(EmuParserTransfers, MvSizesAreWholeUnitsOf64LongWords) {

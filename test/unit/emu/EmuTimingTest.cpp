@@ -190,6 +190,24 @@ TEST(EmuTimingRates, BroadcastsAndReductions) {
   EXPECT_EQ(transferCycles("mvnop\n"), 0u);
 }
 
+TEST(EmuTimingRates, SpreadingTransfers) {
+  // mvb4 (manual 3.5.8.16): of every 64 long words each group's DRAM gives
+  // 32, 16 to each L2B of every group; each group sends 32 to each other
+  // one over its link at 8: 4 cycles, the manual's 16 a cycle on the L2BM
+  // side and 8 on the DRAM side (32 / 8 = 4 cycles too).
+  EXPECT_EQ(transferCycles("mvb4/n64 $d0 $lc0\n"), 4u);
+  EXPECT_EQ(transferCycles("mvb4/n4096 $d0 $lc0\n"), 256u);
+  // mvr4 (3.5.8.17) moves the same long words the other way.
+  EXPECT_EQ(transferCycles("mvr4dfadd/n64 $lc0 $d0\n"), 4u);
+  // mvd between one PDM and the eight L2BMs: the PDM's 16 a cycle, 128
+  // long words in 8 cycles (each other group's link carries 32 of them, 4
+  // cycles); between one PDM and the four DRAMs, 64 in 4.
+  EXPECT_EQ(transferCycles("mvd/n128 $p0@0 $lc0\n"), 8u);
+  EXPECT_EQ(transferCycles("mvd/n128 $lc0 $p0@3\n"), 8u);
+  EXPECT_EQ(transferCycles("mvd/n64 $p0@1 $d0\n"), 4u);
+  EXPECT_EQ(transferCycles("mvd/n4096 $d0 $p0@2\n"), 256u);
+}
+
 TEST_F(EmuTiming, MvIssuesOnTheSlotOnceEveryFourSteps) {
   // At cycle 0 the slot is free: PDM -> DRAM in every group, 64 long
   // words at the PDM's 16 a cycle, cycles 0-3.
