@@ -4,8 +4,11 @@
 
 #include "TensorData.h"
 
+#include "mncc/dialects/onnx/OnnxDialect.h"
+
 #include "onnx/onnx-data_pb.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -145,6 +148,32 @@ llvm::Error mncc::writeTensorProtoFile(llvm::StringRef path,
   proto.SerializeToString(&bytes);
   os << bytes;
   return llvm::Error::success();
+}
+
+mlir::Type mncc::elementTypeOfOnnx(int32_t onnxType, MLIRContext *context) {
+  Builder builder(context);
+  switch (onnxType) {
+  case ::onnx::TensorProto::FLOAT: return builder.getF32Type();
+  case ::onnx::TensorProto::DOUBLE: return builder.getF64Type();
+  case ::onnx::TensorProto::FLOAT16: return builder.getF16Type();
+  case ::onnx::TensorProto::BFLOAT16: return builder.getBF16Type();
+  case ::onnx::TensorProto::INT8: return builder.getIntegerType(8);
+  case ::onnx::TensorProto::INT16: return builder.getIntegerType(16);
+  case ::onnx::TensorProto::INT32: return builder.getIntegerType(32);
+  case ::onnx::TensorProto::INT64: return builder.getIntegerType(64);
+  case ::onnx::TensorProto::UINT8: return builder.getIntegerType(8, false);
+  case ::onnx::TensorProto::UINT16: return builder.getIntegerType(16, false);
+  case ::onnx::TensorProto::UINT32: return builder.getIntegerType(32, false);
+  case ::onnx::TensorProto::UINT64: return builder.getIntegerType(64, false);
+  case ::onnx::TensorProto::BOOL: return builder.getI1Type();
+  case ::onnx::TensorProto::STRING: return mncc::onnx::StringType::get(context);
+  case ::onnx::TensorProto::COMPLEX64:
+    return ComplexType::get(builder.getF32Type());
+  case ::onnx::TensorProto::COMPLEX128:
+    return ComplexType::get(builder.getF64Type());
+  default:
+    return {};
+  }
 }
 
 reference::DType mncc::referenceDTypeOf(Type elementType) {

@@ -2,6 +2,8 @@
 
 #include "mncc/pipeline/Compile.h"
 
+#include "Artifacts.h"
+
 #include "mncc/Version.h"
 #include "mncc/onnx/Import.h"
 
@@ -11,6 +13,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -150,8 +153,16 @@ std::string mncc::pipeline::phaseIrPath(Phase phase) {
 }
 
 mlir::LogicalResult mncc::pipeline::writePhaseArtifacts(
-    Phase, mlir::ModuleOp, const CompileOptions &, CodegenDirTransaction &) {
-  return success();
+    Phase phase, mlir::ModuleOp module, const CompileOptions &options,
+    CodegenDirTransaction &dir) {
+  switch (phase) {
+  case Phase::L3:
+    return writeL3Artifacts(module, dir);
+  case Phase::Emit:
+    return writeEmitArtifacts(module, options, dir);
+  default:
+    return success();
+  }
 }
 
 CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
@@ -218,6 +229,12 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
       return result;
     }
     state(Phase::Import).state = PhaseState::Ok;
+    // Where the graph came from: a runtime verifying a codegen_dir on the
+    // host needs the model (manifest.json "model").
+    llvm::SmallString<256> absolute(request.input);
+    llvm::sys::fs::make_absolute(absolute);
+    (*module)->setAttr("mncc.model",
+                       mlir::StringAttr::get(&context, absolute.str()));
     if (mlir::failed(dumpIr(*module, Phase::Import, dir)))
       return result;
   }

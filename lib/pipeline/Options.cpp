@@ -337,7 +337,11 @@ std::vector<std::string>
 mncc::pipeline::notImplementedNotes(const CompileOptions &options) {
   std::vector<std::string> notes;
   for (const OptionInfo &info : kOptionTable) {
-    if (info.status == OptionStatus::Implemented || options.isDefault(info.id))
+    // An enum's values carry their own issue: an implemented option may
+    // still have values that nothing acts on yet.
+    if ((info.status == OptionStatus::Implemented &&
+         info.type != OptionType::Enum) ||
+        options.isDefault(info.id))
       continue;
     std::string value = options.getText(info.id);
     int issue = info.issue;

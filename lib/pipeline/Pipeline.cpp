@@ -2,6 +2,9 @@
 
 #include "mncc/pipeline/Pipeline.h"
 
+#include "mncc/passes/graph/Passes.h"
+#include "mncc/passes/l3/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -17,12 +20,12 @@ const PhaseInfo kPhases[] = {
     {Phase::Pfvm, "pfvm", "PFVM: simplification and fusion of the ONNX graph",
      true, kNoIssue},
     {Phase::Graph, "graph",
-     "MNGraph: float_dtype, location and layout planning", false, 14},
-    {Phase::TimeSlice, "time-slice", "time slicing", false, 14},
-    {Phase::L3, "l3", "L3IR: node simulation, scheduling, addresses", false,
-     14},
-    {Phase::Emit, "emit", "MN-Core 2 assembly: concatenation or L1Merge", false,
-     14},
+     "MNGraph: float_dtype, location and layout planning", true, kNoIssue},
+    {Phase::TimeSlice, "time-slice", "time slicing", true, kNoIssue},
+    {Phase::L3, "l3", "L3IR: node simulation, scheduling, addresses", true,
+     kNoIssue},
+    {Phase::Emit, "emit", "MN-Core 2 assembly: concatenation or L1Merge", true,
+     kNoIssue},
 };
 
 } // namespace
@@ -78,24 +81,48 @@ void mncc::pipeline::populatePfvmPasses(mlir::OpPassManager &pm,
   pm.addPass(mlir::createSymbolDCEPass());
 }
 
-void mncc::pipeline::populateGraphPasses(mlir::OpPassManager &,
-                                         const CompileOptions &) {
-  // Issue 14: onnx to mngraph, float_dtype, location and layout planning.
+void mncc::pipeline::populateGraphPasses(mlir::OpPassManager &pm,
+                                         const CompileOptions &options) {
+  // The graph stage keeps the ONNX operators and attaches the decisions:
+  // device formats, locations, DRAM forms (docs/codegen.md).
+  graph::PlanDtypesOptions dtypes;
+  dtypes.floatDtype = options.getText(OptionId::float_dtype);
+  pm.addPass(graph::createPlanDtypes(dtypes));
+  graph::PlanLocationsOptions locations;
+  locations.gemmForceWeightOnDram = options.CODEGEN_GEMM_FORCE_WEIGHT_ON_DRAM;
+  pm.addPass(graph::createPlanLocations(locations));
+  graph::PlanLayoutsOptions layouts;
+  layouts.layoutPlanner = options.getText(OptionId::layout_planner);
+  layouts.layoutSpec = options.layout_spec;
+  layouts.gemmLayoutSpec = options.gemm_layout_spec;
+  layouts.allowUnusedLayoutSpec = options.CODEGEN_ALLOW_UNUSED_LAYOUT_SPEC;
+  layouts.ignoreLayoutCheck = options.CODEGEN_IGNORE_LAYOUT_CHECK;
+  pm.addPass(graph::createPlanLayouts(layouts));
 }
 
-void mncc::pipeline::populateTimeSlicePasses(mlir::OpPassManager &,
-                                             const CompileOptions &) {
-  // Issue 14; time slicing itself later (CODEGEN_MAX_TIME_SLICE, ...).
+void mncc::pipeline::populateTimeSlicePasses(mlir::OpPassManager &pm,
+                                             const CompileOptions &options) {
+  graph::TimeSliceOptions slicing;
+  slicing.maxTimeSlice = options.CODEGEN_MAX_TIME_SLICE;
+  pm.addPass(graph::createTimeSlice(slicing));
 }
 
-void mncc::pipeline::populateL3Passes(mlir::OpPassManager &,
-                                      const CompileOptions &) {
-  // Issue 14: lowering to L3IR, the always_from_dram scheduler, addresses.
+void mncc::pipeline::populateL3Passes(mlir::OpPassManager &pm,
+                                      const CompileOptions &options) {
+  pm.addPass(l3::createLowerToL3());
+  pm.addPass(l3::createSelectKernels());
+  l3::ScheduleOptions schedule;
+  schedule.scheduler = options.getText(OptionId::scheduler);
+  pm.addPass(l3::createSchedule(schedule));
+  pm.addPass(l3::createPlanAddresses());
 }
 
-void mncc::pipeline::populateEmitPasses(mlir::OpPassManager &,
-                                        const CompileOptions &) {
-  // Issue 14: MN-Core 2 assembly by concatenation.
+void mncc::pipeline::populateEmitPasses(mlir::OpPassManager &pm,
+                                        const CompileOptions &options) {
+  pm.addPass(l3::createEmitKernels());
+  l3::LinkProgramOptions link;
+  link.useMerge = options.CODEGEN_USE_MERGE;
+  pm.addPass(l3::createLinkProgram(link));
 }
 
 void mncc::pipeline::buildPipeline(mlir::OpPassManager &pm,

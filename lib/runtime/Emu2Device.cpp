@@ -323,3 +323,16 @@ std::unique_ptr<Executable> runtime::loadCodegenDir(const std::string &dir,
     return nullptr;
   return executable;
 }
+
+std::string runtime::modelOfCodegenDir(const std::string &dir) {
+  auto buffer = llvm::MemoryBuffer::getFile(dir + "/manifest.json");
+  if (!buffer)
+    return "";
+  nlohmann::json manifest =
+      nlohmann::json::parse((*buffer)->getBuffer().begin(),
+                            (*buffer)->getBuffer().end(), nullptr, false);
+  if (!manifest.is_object() || !manifest.contains("model") ||
+      !manifest["model"].is_string())
+    return "";
+  return manifest["model"].get<std::string>();
+}

@@ -2,7 +2,7 @@
 // same buildPipeline as mncc compile, with the same option names.
 
 // RUN: mncc-opt --mncc-pfvm %s | FileCheck %s
-// RUN: mncc-opt --mncc-compile %s | FileCheck %s
+// RUN: mncc-opt --mncc-compile %s | FileCheck %s --check-prefix=COMPILE
 // RUN: mncc-opt --mncc-pfvm=float_dtype=float %s | FileCheck %s
 // RUN: mncc-opt --pass-pipeline='builtin.module(mncc-pfvm{option_json=O1})' %s 2>/dev/null | FileCheck %s
 
@@ -21,14 +21,19 @@ func.func private @unused() {
   return
 }
 
+// The whole compile ends with the program: kernels over DRAM buffers and
+// their linked assembly.
+// COMPILE: l3.buffer @in_input0
+// COMPILE: l3.kernel "Relu" "Relu#0" [@in_input0] -> [@t0] {{.*}}generator = "elementwise"
+// COMPILE: l3.kernel "Identity" "copy_output1" [@t0] -> [@out_output1]
+// COMPILE: l3.program {{.*}}text = "# MN-Core 2 program written by mncc
+
 // Values that nothing acts on yet are noted on stderr.
 // RUN: mncc-opt --mncc-pfvm=option_json=debug %s 2>&1 >/dev/null | FileCheck %s --check-prefix=NOTE
-// NOTE: note: scheduler=always_from_dram: accepted, not implemented (issue 14)
+// NOTE: note: simulation_mode=fake: accepted, not implemented (later)
 
-// Bad options and phases that do not exist yet are errors.
+// Bad options are errors.
 // RUN: not mncc-opt --mncc-pfvm=float_dtype=quad %s 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: float_dtype=quad (from the pipeline options): expected one of mixed, half, float, double
-// RUN: not mncc-opt --mncc-graph %s 2>&1 | FileCheck %s --check-prefix=GRAPH
-// GRAPH: error: the graph phase is not implemented yet (issue 14)
 // RUN: not env CODEGEN_SA_STEPS=0 mncc-opt --mncc-pfvm %s 2>&1 | FileCheck %s --check-prefix=ENV
 // ENV: error: CODEGEN_SA_STEPS=0 (from the environment): must be at least 1

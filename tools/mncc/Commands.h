@@ -8,7 +8,13 @@
 #ifndef MNCC_TOOLS_MNCC_COMMANDS_H
 #define MNCC_TOOLS_MNCC_COMMANDS_H
 
+#include "mncc/pipeline/Options.h"
+
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
 
 namespace mncc::tool {
 
@@ -24,8 +30,15 @@ extern llvm::cl::SubCommand optionsCommand;
 /// and MLIR's pass-manager options; before the command line is parsed.
 void registerCompileFlags();
 
+/// The compile options of the command line (the option table's flags of
+/// compile and run, plus `unknown` NAME=VALUE texts, which are reported)
+/// with the environment and option_json, resolved.
+llvm::Expected<pipeline::ResolvedOptions>
+resolveCommandLineOptions(const char *argv0,
+                          llvm::ArrayRef<std::string> unknown);
+
 int runSummary();
-int runModel();
+int runModel(const char *argv0);
 /// `argv0` locates the presets (<bindir>/../share/mncc/preset_options).
 int runCompile(const char *argv0);
 int runOptions();

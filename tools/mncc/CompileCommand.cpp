@@ -119,9 +119,11 @@ void mncc::tool::registerCompileFlags() {
       continue;
     const std::string &help = texts.emplace_back(helpText(info));
     const std::string &value = texts.emplace_back(valueText(info));
+    // `mncc run` compiles a model it is given for a device first, with the
+    // same options.
     tableFlags().push_back(std::make_unique<cl::opt<std::string>>(
         llvm::StringRef(info.name), cl::desc(help), cl::value_desc(value),
-        cl::sub(compileCommand), cl::cat(category())));
+        cl::sub(compileCommand), cl::sub(runCommand), cl::cat(category())));
   }
   // --mlir-print-ir-after-all, --mlir-timing and the rest, on compile only.
   llvm::StringSet<> before = mncc::registeredOptionNames();
@@ -130,12 +132,14 @@ void mncc::tool::registerCompileFlags() {
   mncc::moveNewOptionsToSubCommand(before, compileCommand, mlirCategory());
 }
 
-int mncc::tool::runCompile(const char *argv0) {
+llvm::Expected<ResolvedOptions>
+mncc::tool::resolveCommandLineOptions(const char *argv0,
+                                      llvm::ArrayRef<std::string> unknown) {
   // Options given on the command line, in table order; unknown ones first,
   // so that resolution reports them.
   OptionRequest request;
-  for (llvm::StringRef unknown : compileUnknown) {
-    auto [name, value] = unknown.ltrim('-').split('=');
+  for (llvm::StringRef option : unknown) {
+    auto [name, value] = option.ltrim('-').split('=');
     request.direct.emplace_back(name.str(), value.str());
   }
   size_t flag = 0;
@@ -149,7 +153,13 @@ int mncc::tool::runCompile(const char *argv0) {
   request.environment = collectOptionEnvironment(environ);
   request.presetDir = presetDirectoryFor(
       llvm::sys::fs::getMainExecutable(argv0, (void *)&runCompile));
-  auto resolved = resolveCompileOptions(request);
+  return resolveCompileOptions(request);
+}
+
+int mncc::tool::runCompile(const char *argv0) {
+  std::vector<std::string> unknown(compileUnknown.begin(),
+                                   compileUnknown.end());
+  auto resolved = resolveCommandLineOptions(argv0, unknown);
   if (!resolved) {
     llvm::errs() << "mncc: error: " << llvm::toString(resolved.takeError())
                  << "\n";

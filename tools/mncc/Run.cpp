@@ -3,6 +3,12 @@
 //
 //   mncc run --device=pfvm:cpu model.onnx --input NAME=FILE... --output-dir DIR
 //            [--random-inputs SEED] [--repeat N] [--profile]
+//   mncc run --device=emu2 (model.onnx | CODEGEN_DIR) [--codegen-dir DIR]
+//            [compile options] [--verify] [--profile] [--fill-random=SEED]
+//
+// pfvm:cpu and emu2 are entries of the runtime's device list
+// (mncc/runtime/Runtime.h); emu2 runs a codegen_dir, compiling a model it is
+// given first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +21,8 @@
 #include "mncc/onnx/TensorIo.h"
 #include "mncc/reference/Broadcast.h"
 #include "mncc/reference/Threads.h"
+#include "mncc/pipeline/Compile.h"
+#include "mncc/runtime/Runtime.h"
 #include "mncc/support/Diagnostics.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -24,6 +32,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include "llvm/ADT/ScopeExit.h"
 
 #include <algorithm>
 #include <chrono>
@@ -40,12 +50,34 @@ cl::SubCommand mncc::tool::runCommand(
 
 namespace {
 
-cl::opt<std::string> runDevice("device", cl::desc("Device: pfvm:cpu"),
-                               cl::init("pfvm:cpu"), cl::sub(runCommand),
-                               cl::cat(category()));
+cl::opt<std::string> runDevice(
+    "device",
+    cl::desc("Device: pfvm:cpu (the host reference executor) or emu2 "
+             "(MN-Core 2 on the emulator)"),
+    cl::init("pfvm:cpu"), cl::sub(runCommand), cl::cat(category()));
 cl::opt<std::string> runModelFile(cl::Positional, cl::Required,
-                                  cl::desc("<model.onnx>"), cl::sub(runCommand),
-                                  cl::cat(category()));
+                                  cl::desc("<model.onnx | codegen_dir>"),
+                                  cl::sub(runCommand), cl::cat(category()));
+cl::list<std::string> runInputShapes(
+    "input-shape",
+    cl::desc("Static shape of a graph input, NAME:D0,D1,... (repeatable)"),
+    cl::sub(runCommand), cl::cat(category()));
+cl::opt<std::string> runCodegenDir(
+    "codegen-dir",
+    cl::desc("emu2: keep the codegen_dir of the model's compile here "
+             "(default: a temporary folder, removed after the run)"),
+    cl::sub(runCommand), cl::cat(category()));
+cl::opt<bool> runVerify(
+    "verify",
+    cl::desc("emu2: run pfvm:cpu on the same inputs and compare every "
+             "output within the float_dtype's tolerance (exit status 1 "
+             "when one fails)"),
+    cl::init(false), cl::sub(runCommand), cl::cat(category()));
+cl::opt<uint64_t> runFillRandom(
+    "fill-random",
+    cl::desc("emu2: the emulated memory starts as random bytes from this "
+             "seed, as gpfn3-smi clear leaves a board (0: zeros; default 1)"),
+    cl::init(1), cl::sub(runCommand), cl::cat(category()));
 cl::list<std::string>
     runInputs("input",
               cl::desc("A graph input, NAME=FILE (.npy or .pb; repeatable)"),
@@ -89,17 +121,288 @@ std::string fileStem(llvm::StringRef name) {
   return stem.empty() || stem[0] == '.' ? "_" + stem : stem;
 }
 
+
+/// The inputs of a device program: --input files, then --random-inputs for
+/// the rest. Fails with a message when one is missing or wrong.
+bool collectInputs(MLIRContext &context,
+                   const std::vector<mncc::runtime::TensorInfo> &infos,
+                   std::vector<mncc::reference::Tensor> &tensors) {
+  tensors.assign(infos.size(), mncc::reference::Tensor());
+  std::vector<bool> given(infos.size(), false);
+  for (const std::string &spec : runInputs) {
+    auto [name, path] = llvm::StringRef(spec).split('=');
+    auto found = llvm::find_if(
+        infos, [&](const auto &info) { return info.name == name; });
+    if (path.empty() || found == infos.end()) {
+      llvm::errs() << "mncc: error: --input '" << spec
+                   << (path.empty() ? "': expected NAME=FILE\n"
+                                    : "': the program has no such input\n");
+      return false;
+    }
+    size_t index = found - infos.begin();
+    Type type = RankedTensorType::get(
+        found->shape,
+        mncc::elementTypeOfOnnx(int32_t(found->type), &context));
+    auto value = mncc::readValueFile(path, type);
+    if (!value) {
+      llvm::errs() << "mncc: error: " << llvm::toString(value.takeError())
+                   << "\n";
+      return false;
+    }
+    if (value->tensor.shape() != found->shape) {
+      llvm::errs() << "mncc: error: --input '" << spec << "': shape "
+                   << mncc::reference::shapeToString(value->tensor.shape())
+                   << ", the program takes "
+                   << mncc::reference::shapeToString(found->shape) << "\n";
+      return false;
+    }
+    tensors[index] = std::move(value->tensor);
+    given[index] = true;
+  }
+  std::mt19937_64 generator(static_cast<uint64_t>(runRandomInputs));
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (size_t i = 0; i < infos.size(); ++i) {
+    if (given[i])
+      continue;
+    if (runRandomInputs < 0) {
+      llvm::errs() << "mncc: error: no value for input '" << infos[i].name
+                   << "' (give --input " << infos[i].name
+                   << "=FILE or --random-inputs SEED)\n";
+      return false;
+    }
+    mncc::reference::Tensor tensor(infos[i].type, infos[i].shape);
+    for (int64_t e = 0; e < tensor.numElements(); ++e) {
+      double value = uniform(generator);
+      switch (infos[i].type) {
+      case mncc::reference::DType::Float32:
+        tensor.data<float>()[e] = float(value);
+        break;
+      case mncc::reference::DType::Float64:
+        tensor.data<double>()[e] = value;
+        break;
+      case mncc::reference::DType::Float16:
+        tensor.data<mncc::reference::Float16>()[e] =
+            mncc::reference::Float16(float(value));
+        break;
+      case mncc::reference::DType::Int32:
+        tensor.data<int32_t>()[e] = int32_t((value + 1) * 5);
+        break;
+      case mncc::reference::DType::Int64:
+        tensor.data<int64_t>()[e] = int64_t((value + 1) * 5);
+        break;
+      case mncc::reference::DType::Bool:
+        tensor.data<bool>()[e] = value > 0;
+        break;
+      default:
+        llvm::errs() << "mncc: error: --random-inputs cannot fill input '"
+                     << infos[i].name << "' of type "
+                     << mncc::reference::dtypeName(infos[i].type) << "\n";
+        return false;
+      }
+    }
+    tensors[i] = std::move(tensor);
+  }
+  return true;
+}
+
+/// Peak of the matrix unit at half precision: 512 FLOP per cycle and MAB
+/// (docs/target/mncore2.md).
+constexpr double kHalfPeakFlopPerCycle = 512.0 * 1024;
+
+void printEmulatorProfile(const mncc::runtime::RunProfile &profile) {
+  llvm::outs() << "node                           operator             "
+                  "cycles      %  generator\n";
+  for (const auto &node : profile.nodes)
+    llvm::outs() << llvm::format(
+        "%-30s %-16s %10llu %6.1f  %s\n", node.node.c_str(),
+        node.opType.c_str(), (unsigned long long)node.cycles,
+        profile.cycles ? 100.0 * node.cycles / profile.cycles : 0.0,
+        node.generator.c_str());
+  double seconds = profile.cycles / 750e6;
+  double tflops = seconds > 0 ? profile.modelFlops / seconds / 1e12 : 0;
+  llvm::outs() << llvm::format(
+      "total: %llu cycles, %.3f us at 750 MHz, %lld FLOP, %.4f TFLOPS "
+      "effective (%.2f%% of the half matrix peak)\n",
+      (unsigned long long)profile.cycles, seconds * 1e6,
+      (long long)profile.modelFlops, tflops,
+      profile.cycles ? 100.0 * profile.modelFlops /
+                           (profile.cycles * kHalfPeakFlopPerCycle)
+                     : 0.0);
+  llvm::outs() << llvm::format(
+      "busy: MV transfers %llu cycles, MAU %llu cycles; host time %.3f s\n",
+      (unsigned long long)profile.transferCycles,
+      (unsigned long long)profile.mauCycles, profile.hostSeconds);
+}
+
+/// --device=emu2: compile the model first if one is given, run the
+/// codegen_dir on the emulator, write the outputs, and with --verify
+/// compare with pfvm:cpu.
+int runOnEmulator(const char *argv0) {
+  DialectRegistry registry;
+  mncc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  mncc::ToolDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  for (const std::string &spec : runInputShapes) {
+    auto shape = mncc::parseInputShape(spec);
+    if (!shape) {
+      llvm::errs() << "mncc: error: " << llvm::toString(shape.takeError())
+                   << "\n";
+      return 1;
+    }
+    shapes.push_back(std::move(*shape));
+  }
+
+  std::string dir = runModelFile;
+  std::string modelPath;
+  llvm::SmallString<128> temporary;
+  bool isDirectory = llvm::sys::fs::is_directory(runModelFile);
+  if (!isDirectory) {
+    modelPath = runModelFile;
+    auto resolved = mncc::tool::resolveCommandLineOptions(argv0, {});
+    if (!resolved) {
+      llvm::errs() << "mncc: error: " << llvm::toString(resolved.takeError())
+                   << "\n";
+      return 1;
+    }
+    if (runCodegenDir.empty()) {
+      if (std::error_code error =
+              llvm::sys::fs::createUniqueDirectory("mncc-run", temporary)) {
+        llvm::errs() << "mncc: error: a temporary folder: " << error.message()
+                     << "\n";
+        return 1;
+      }
+      dir = std::string(temporary) + "/codegen";
+    } else {
+      dir = runCodegenDir;
+    }
+    mncc::pipeline::CompileRequest compile;
+    compile.input = modelPath;
+    compile.codegenDir = dir;
+    compile.options = std::move(*resolved);
+    compile.inputShapes = shapes;
+    mncc::pipeline::CompileResult result =
+        mncc::pipeline::compileModel(context, compile);
+    if (!result.succeeded || result.lastPhase != mncc::pipeline::Phase::Emit) {
+      llvm::errs() << "mncc: error: " << modelPath
+                   << " did not compile for emu2"
+                   << (result.stopReason.empty() ? std::string()
+                                                 : ": " + result.stopReason)
+                   << "\n";
+      if (!temporary.empty())
+        llvm::sys::fs::remove_directories(temporary);
+      return 1;
+    }
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (!temporary.empty())
+      llvm::sys::fs::remove_directories(temporary);
+  });
+
+  std::string error;
+  std::unique_ptr<mncc::runtime::Executable> executable =
+      mncc::runtime::loadCodegenDir(dir, error);
+  if (!executable) {
+    llvm::errs() << "mncc: error: " << error << "\n";
+    return 1;
+  }
+  std::vector<mncc::reference::Tensor> inputs, outputs;
+  if (!collectInputs(context, executable->inputs(), inputs))
+    return 1;
+  mncc::runtime::RunOptions options;
+  options.fillSeed = runFillRandom;
+  options.profile = runProfile;
+  mncc::runtime::RunProfile profile;
+  if (!executable->run(inputs, outputs, options, &profile, error)) {
+    llvm::errs() << "mncc: error: emu2: " << error << "\n";
+    return 1;
+  }
+  if (runProfile)
+    printEmulatorProfile(profile);
+
+  if (std::error_code code = llvm::sys::fs::create_directories(runOutputDir)) {
+    llvm::errs() << "mncc: error: " << runOutputDir << ": " << code.message()
+                 << "\n";
+    return 1;
+  }
+  const auto &infos = executable->outputs();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    llvm::SmallString<256> stem(runOutputDir);
+    llvm::sys::path::append(stem, fileStem(infos[i].name));
+    if (llvm::Error problem = mncc::writeOutputFiles(
+            stem, infos[i].name, mncc::reference::Value(outputs[i]))) {
+      llvm::errs() << "mncc: error: " << llvm::toString(std::move(problem))
+                   << "\n";
+      return 1;
+    }
+    llvm::outs() << infos[i].name << ": "
+                 << mncc::reference::dtypeName(outputs[i].dtype()) << " "
+                 << mncc::reference::shapeToString(outputs[i].shape())
+                 << " -> " << stem << ".{npy,pb}\n";
+  }
+
+  if (!runVerify)
+    return 0;
+  if (modelPath.empty()) {
+    auto manifestModel = mncc::runtime::modelOfCodegenDir(dir);
+    if (manifestModel.empty()) {
+      llvm::errs() << "mncc: error: --verify needs the model; " << dir
+                   << " does not say which it was compiled from\n";
+      return 1;
+    }
+    modelPath = manifestModel;
+  }
+  std::unique_ptr<mncc::runtime::Executable> host =
+      mncc::runtime::loadModelOnHost(context, modelPath, shapes, error);
+  if (!host) {
+    llvm::errs() << "mncc: error: " << error << "\n";
+    return 1;
+  }
+  std::vector<mncc::reference::Tensor> expected;
+  if (!host->run(inputs, expected, options, nullptr, error)) {
+    llvm::errs() << "mncc: error: pfvm:cpu: " << error << "\n";
+    return 1;
+  }
+  std::string floatDtype = executable->floatDtype();
+  mncc::runtime::Tolerance tolerance =
+      mncc::runtime::toleranceFor(floatDtype);
+  bool allPassed = true;
+  for (size_t i = 0; i < outputs.size() && i < expected.size(); ++i) {
+    mncc::runtime::Comparison comparison =
+        mncc::runtime::compare(outputs[i], expected[i], tolerance);
+    allPassed &= comparison.passed;
+    llvm::outs() << llvm::format(
+        "verify %s: max abs %.3g, max rel %.3g (tolerance rtol %.0e, atol "
+        "%.0e x max|ref|, float_dtype %s): %s\n",
+        infos[i].name.c_str(), comparison.maxAbs, comparison.maxRel,
+        tolerance.rtol, tolerance.absoluteScale,
+        floatDtype.empty() ? "?" : floatDtype.c_str(),
+        static_cast<const char *>(comparison.passed ? "pass" : "FAIL"));
+    if (!comparison.passed)
+      llvm::outs() << "  first failure: " << comparison.firstFailure << "\n";
+  }
+  return allPassed ? 0 : 1;
+}
+
 } // namespace
 
-int mncc::tool::runModel() {
+int mncc::tool::runModel(const char *argv0) {
   // mncc's own run-time variable, read once, here (docs/reference.md).
   mncc::reference::setNumThreads(mncc::reference::threadCountFromText(
       std::getenv("MNCC_REFERENCE_THREADS")));
-  if (runDevice != "pfvm:cpu") {
+  if (!mncc::runtime::findDevice(runDevice)) {
+    std::string names;
+    for (const auto &device : mncc::runtime::listDevices())
+      names += (names.empty() ? "" : ", ") + std::string(device.name);
     llvm::errs() << "mncc: error: unknown device '" << runDevice
-                 << "' (available: pfvm:cpu)\n";
+                 << "' (available: " << names << ")\n";
     return 1;
   }
+  if (runDevice == "emu2")
+    return runOnEmulator(argv0);
   DialectRegistry registry;
   mncc::registerAllDialects(registry);
   MLIRContext context(registry);

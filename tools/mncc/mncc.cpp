@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
   if (mncc::tool::summaryCommand)
     return mncc::tool::runSummary();
   if (mncc::tool::runCommand)
-    return mncc::tool::runModel();
+    return mncc::tool::runModel(argv[0]);
   if (mncc::tool::optionsCommand)
     return mncc::tool::runOptions();
   llvm::errs() << "mncc: error: give a subcommand (mncc --help lists them)\n";

@@ -34,6 +34,9 @@ llvm::Expected<reference::Tensor> tensorFromAttribute(mlir::ElementsAttr value);
 
 /// The reference element type of an MLIR element type (Undefined if none).
 reference::DType referenceDTypeOf(mlir::Type elementType);
+/// The MLIR element type of an ONNX data type (TensorProto.DataType, the
+/// same numbers as reference::DType); null for an unknown one.
+mlir::Type elementTypeOfOnnx(int32_t onnxType, mlir::MLIRContext *context);
 
 } // namespace mncc
 

@@ -101,6 +101,10 @@ loadModelOnHost(mlir::MLIRContext &context, const std::string &modelPath,
 std::unique_ptr<Executable> loadCodegenDir(const std::string &codegenDir,
                                            std::string &error);
 
+/// The model a codegen_dir was compiled from (manifest.json "model"), or
+/// "" when it does not say.
+std::string modelOfCodegenDir(const std::string &codegenDir);
+
 /// The tolerance `--verify` allows a device result, by the float_dtype of
 /// the compile (docs/codegen.md, "Tolerances"): |a - b| <= atol + rtol |b|,
 /// atol = absoluteScale * max |b| over the output.

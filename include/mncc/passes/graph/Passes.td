@@ -109,7 +109,7 @@ def PlanLayouts : Pass<"mncc-plan-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["::mncc::graph::GraphDialect"];
 }
 
-def TimeSlice : Pass<"mncc-time-slice", "mlir::ModuleOp"> {
+def TimeSlice : Pass<"mncc-plan-time-slices", "mlir::ModuleOp"> {
   let summary = "Splits tensors too large for the memories into time slices";
   let description = [{
     With every tensor in DRAM between kernels (docs/codegen.md C1), a tensor
