@@ -167,3 +167,51 @@ bool codegen::broadcastPattern(const DramForm &data,
   };
   return true;
 }
+
+void codegen::emitTableKernel(
+    VsmWriter &out, const DramForm &data, const DramForm &result,
+    int64_t tableLongWords, const std::vector<TableOperand> &tables,
+    const std::function<std::string(int64_t, int64_t)> &expression, bool mau) {
+  for (const TableOperand &table : tables)
+    emitLoadTable(out, data, table.dramBase, tableLongWords, table.memory, 0);
+  AlignedSpread input(data, tableLongWords), output(result, tableLongWords);
+  // LM0 holds a pass of the data, LM1 its result.
+  int64_t pass = input.passLongWords(1024);
+  for (int64_t first = 0; first < input.peLongWords(); first += pass) {
+    int64_t count = std::min(pass, input.peLongWords() - first);
+    input.emitLoad(out, first, count, PeMemory::LM0, 0);
+    for (int64_t j = 0; j < count; j += 4)
+      out.step({expression(j, j % tableLongWords)});
+    // Results land 10 (MAU) or 6 (ALU) cycles after their step.
+    out.nop(mau ? 2 : 1);
+    output.emitStore(out, first, count, PeMemory::LM1, 0);
+  }
+}
+
+std::vector<unsigned> codegen::channelsLastOrder(size_t rank) {
+  if (rank < 3)
+    return {};
+  std::vector<unsigned> order = {0};
+  for (unsigned d = 2; d < rank; ++d)
+    order.push_back(d);
+  order.push_back(1);
+  return order;
+}
+
+KernelRequest codegen::withPreferredOrders(const KernelRequest &request,
+                                           const KernelGenerator &generator) {
+  KernelRequest ordered = request;
+  size_t inputs = request.inputs.size();
+  for (size_t i = 0; i < inputs + request.outputs.size(); ++i) {
+    KernelTensor &tensor =
+        i < inputs ? ordered.inputs[i] : ordered.outputs[i - inputs];
+    std::vector<unsigned> order = generator.preferredOrder(request, i);
+    if (order.empty() || order.size() != tensor.form.shape.size())
+      continue;
+    DramForm form =
+        DramForm::canonical(tensor.form.type, tensor.form.shape, order);
+    form.base = tensor.form.base;
+    tensor.form = form;
+  }
+  return ordered;
+}

@@ -17,6 +17,7 @@
 #define MNCC_LIB_CODEGEN_KERNELS_ACTIVATIONSPREAD_H
 
 #include "mncc/codegen/DramForm.h"
+#include "mncc/codegen/Kernel.h"
 #include "mncc/codegen/Transfer.h"
 #include "mncc/reference/Tensor.h"
 
@@ -86,6 +87,31 @@ struct BroadcastPattern {
 bool broadcastPattern(const DramForm &data,
                       const std::vector<int64_t> &operandShape,
                       BroadcastPattern &pattern, std::string &error);
+
+/// Channels last: (0, 2, 3, ..., 1) for rank 3 and up (NHWC for 4-D, the
+/// convolutions' order), empty (the identity) below.
+std::vector<unsigned> channelsLastOrder(size_t rank);
+/// The request with every tensor in the DRAM order `generator` prefers for
+/// it, as the planner gives them (docs/codegen.md C4): matches() judges a
+/// request in its canonical forms by what the kernel will get.
+KernelRequest withPreferredOrders(const KernelRequest &request,
+                                  const KernelGenerator &generator);
+
+/// A per-element kernel over `data` with periodic tables (one step a
+/// chunk): loads the tables (DRAM images of packPeriodicTable) into their
+/// memories at long word 0, then per pass loads the data into LM0, emits
+/// `expression(lmLongWord, tableLongWord)` for each chunk of four long
+/// words (result into LM1 at lmLongWord) and stores LM1 in `result`'s form
+/// (the data's geometry). `mau` says which latency the results need
+/// before the store. Tables of at most 256 long words (a GRF).
+struct TableOperand {
+  int64_t dramBase = 0;
+  PeMemory memory = PeMemory::GRF0;
+};
+void emitTableKernel(
+    VsmWriter &out, const DramForm &data, const DramForm &result,
+    int64_t tableLongWords, const std::vector<TableOperand> &tables,
+    const std::function<std::string(int64_t, int64_t)> &expression, bool mau);
 
 } // namespace mncc::codegen
 

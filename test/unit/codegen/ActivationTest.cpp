@@ -232,3 +232,119 @@ TEST(ActivationKernel, RefusesWhatItDoesNotCover) {
 }
 
 } // namespace
+
+namespace {
+
+struct BroadcastCase {
+  std::string name;
+  std::string opType;
+  std::vector<int64_t> data;
+  std::vector<int64_t> operand;
+  /// The constant is the first input.
+  bool operandFirst = false;
+  double rtol = 0;
+};
+
+void PrintTo(const BroadcastCase &c, std::ostream *os) { *os << c.name; }
+
+class BroadcastKernel : public ::testing::TestWithParam<BroadcastCase> {};
+
+TEST_P(BroadcastKernel, MatchesTheReferenceOnRandomMemory) {
+  const BroadcastCase &c = GetParam();
+  reference::Tensor x = randomTensor(c.data, 21, -2, 2);
+  reference::Tensor b = randomTensor(c.operand, 22, 0.5f, 2);
+  std::vector<reference::Tensor> inputs =
+      c.operandFirst ? std::vector<reference::Tensor>{b, x}
+                     : std::vector<reference::Tensor>{x, b};
+  std::vector<bool> constant = {c.operandFirst, !c.operandFirst};
+  KernelRequest request =
+      makeRequest(c.opType, inputs, {c.data}, DeviceType::Single, constant);
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error))
+      << error;
+  EXPECT_EQ(run.description.generator, "broadcast");
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  std::vector<reference::Value> values;
+  for (const reference::Tensor &t : inputs)
+    values.push_back(reference::Value(t));
+  reference::SimpleKernelContext context(c.opType, values, 1);
+  ASSERT_TRUE(context.run().ok());
+  Comparison comparison =
+      compareTensors(run.outputs[0], context.outputTensor(0), 0, c.rtol);
+  EXPECT_TRUE(comparison.within)
+      << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
+  std::string where;
+  EXPECT_TRUE(paddingIsZero(run.outputForms[0], run.outputImages[0], where))
+      << "non-zero padding at " << where;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Onnx, BroadcastKernel,
+    ::testing::Values(
+        // test_add_bcast, test_sub_bcast, test_mul_bcast, test_div_bcast:
+        // [3, 4, 5] with [5].
+        BroadcastCase{"Add_bcast", "Add", {3, 4, 5}, {5}},
+        BroadcastCase{"Sub_bcast", "Sub", {3, 4, 5}, {5}},
+        // The MAU's truncated multiplier: within 1 ulp of IEEE.
+        BroadcastCase{"Mul_bcast", "Mul", {3, 4, 5}, {5}, false, 1.2e-7},
+        // x * (1 / b): two roundings.
+        BroadcastCase{"Div_bcast", "Div", {3, 4, 5}, {5}, false, 1.2e-7},
+        BroadcastCase{"Max_bcast", "Max", {3, 4, 5}, {5}},
+        BroadcastCase{"Min_bcast", "Min", {3, 4, 5}, {4, 1}},
+        BroadcastCase{"Sub_constant_first", "Sub", {3, 4, 5}, {4, 5}, true},
+        BroadcastCase{"Div_scalar", "Div", {7, 9}, {}, false, 1.2e-7},
+        // LeNet-5 at batch 16: conv biases over NCHW, fully connected
+        // biases over rows.
+        BroadcastCase{
+            "Add_lenet_conv1_bias", "Add", {16, 6, 28, 28}, {6, 1, 1}},
+        BroadcastCase{
+            "Add_lenet_conv2_bias", "Add", {16, 16, 10, 10}, {16, 1, 1}},
+        BroadcastCase{"Add_lenet_fc1_bias", "Add", {16, 120}, {120}},
+        BroadcastCase{"Add_lenet_fc2_bias", "Add", {16, 84}, {84}, true},
+        // NCHW would repeat every C * H * W: channels last instead.
+        BroadcastCase{
+            "Add_cnn_bias_channels_last", "Add", {16, 64, 32, 32}, {64, 1, 1}},
+        BroadcastCase{"Mul_cnn_channel_scale",
+                      "Mul",
+                      {16, 32, 16, 16},
+                      {1, 32, 1, 1},
+                      false,
+                      1.2e-7}),
+    [](const ::testing::TestParamInfo<BroadcastCase> &info) {
+      return info.param.name;
+    });
+
+TEST(BroadcastKernel, LeavesLongPeriodsAndScalarsToOthers) {
+  auto generator = [] {
+    for (const auto &g : kernelGenerators())
+      if (std::string(g->name()) == "broadcast")
+        return g.get();
+    return static_cast<KernelGenerator *>(nullptr);
+  }();
+  ASSERT_NE(generator, nullptr);
+  std::string whyNot;
+  // An operand over channels and rows repeats every C * H rows in any
+  // order.
+  std::vector<reference::Tensor> big = {randomTensor({2, 64, 112, 112}, 1),
+                                        randomTensor({64, 112, 1}, 2)};
+  KernelRequest request = makeRequest("Add", big, {{2, 64, 112, 112}},
+                                      DeviceType::Single, {false, true});
+  EXPECT_FALSE(generator->matches(request, whyNot));
+  EXPECT_NE(whyNot.find("over a GRF"), std::string::npos) << whyNot;
+  // An Add of a scalar constant is the elementwise kernel's.
+  std::vector<reference::Tensor> scalarAdd = {randomTensor({4, 8}, 1),
+                                              scalar(2.0f)};
+  request = makeRequest("Add", scalarAdd, {{4, 8}}, DeviceType::Single,
+                        {false, true});
+  EXPECT_FALSE(generator->matches(request, whyNot));
+  std::string chosen;
+  EXPECT_STREQ(findKernelGenerator(request, chosen)->name(), "elementwise");
+  // Two tensors broadcast into each other.
+  std::vector<reference::Tensor> twoSided = {randomTensor({4, 1}, 1),
+                                             randomTensor({1, 8}, 2)};
+  request = makeRequest("Add", twoSided, {{4, 8}}, DeviceType::Single);
+  EXPECT_FALSE(generator->matches(request, whyNot));
+}
+
+} // namespace

@@ -67,7 +67,8 @@ bool testing::runKernel(KernelRequest request,
                                ? request.inputs[i]
                                : request.outputs[i - request.inputs.size()];
     std::vector<unsigned> order = generator->preferredOrder(request, i);
-    if (!order.empty() && order.size() == tensor.form.shape.size())
+    if (options.followPreferredOrders && !order.empty() &&
+        order.size() == tensor.form.shape.size())
       tensor.form = DramForm::canonical(tensor.form.type, tensor.form.shape,
                                         order);
   }

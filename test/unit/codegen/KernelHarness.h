@@ -24,6 +24,10 @@ struct HarnessOptions {
   uint64_t fillSeed = 1;
   /// Keep the program text in the result.
   bool keepProgram = true;
+  /// Give the tensors the DRAM orders the kernel prefers (as the planner
+  /// does when producer and consumers agree); off, every tensor stays in
+  /// the identity order, as where they do not.
+  bool followPreferredOrders = true;
   /// Run this generator (by name) instead of the first that matches, for
   /// testing a kernel that a more specialised one would otherwise take.
   std::string generator;
