@@ -26,9 +26,13 @@ DramForm DramForm::canonical(DeviceType type, std::vector<int64_t> shape,
     std::iota(order.begin(), order.end(), 0u);
   }
   form.order = std::move(order);
-  int64_t rows = form.rows();
-  form.groups = rows >= kDramGroups &&
-                        rows * form.rowLongWords() >= kSpreadThresholdLongWords
+  // The outermost DRAM dimension is what the groups split, so that each
+  // group's block is a whole number of its indices (and the form has a
+  // layout in the MLSDK notation, `4_L2B:2` on that dimension).
+  int64_t outer = form.order.size() >= 2 ? form.shape[form.order[0]] : 1;
+  form.groups = outer >= kDramGroups &&
+                        form.rows() * form.rowLongWords() >=
+                            kSpreadThresholdLongWords
                     ? kDramGroups
                     : 1;
   return form;
@@ -48,6 +52,15 @@ int64_t DramForm::rows() const {
   for (size_t k = 0; k + 1 < order.size(); ++k)
     rows *= shape[order[k]];
   return rows;
+}
+
+int64_t DramForm::rowsPerGroup() const {
+  if (groups <= 1 || order.size() < 2)
+    return rows();
+  int64_t outer = shape[order[0]];
+  if (outer == 0)
+    return 0;
+  return ceilDiv(outer, groups) * (rows() / outer);
 }
 
 int64_t DramForm::rowsInGroup(unsigned g) const {
@@ -80,7 +93,7 @@ DramForm::Location DramForm::locate(const std::vector<int64_t> &index) const {
     row = row * shape[order[k]] + index[order[k]];
   int64_t column = order.empty() ? 0 : index[order.back()];
   int64_t perLongWord = elementsPerLongWord(type);
-  int64_t perGroup = rowsPerGroup();
+  int64_t perGroup = std::max<int64_t>(rowsPerGroup(), 1);
   Location location;
   location.group = unsigned(row / perGroup);
   location.address =

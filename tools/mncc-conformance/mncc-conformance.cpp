@@ -1,8 +1,8 @@
 //===- mncc-conformance.cpp - ONNX test data as mncc's conformance suite --===//
 //
-//   mncc-conformance --stage=frontend|run [--device=pfvm:cpu] --suite=DIR...
-//                    [--report=FILE.json] [--markdown=FILE.md]
-//                    [--baseline=FILE]
+//   mncc-conformance --stage=frontend|run|device [--device=pfvm:cpu|emu2]
+//                    --suite=DIR... [--report=FILE.json] [--markdown=FILE.md]
+//                    [--baseline=FILE] [--operators=Gemm,Conv,...]
 //
 // Every case is a folder with a model.onnx and test_data_set_*/ folders of
 // input_*.pb and output_*.pb (the layout of ONNX's backend test data).
@@ -11,6 +11,10 @@
 // - run: each model runs on the device, and every output matches the
 //   stored one within ONNX's backend tolerances (rtol 1e-3, atol 1e-7;
 //   models with random operators compare dtype and shape only).
+// - device: each model goes through the whole compiler (mncc compile, with
+//   --float_dtype) and runs on --device=emu2 from random-filled memory; the
+//   outputs are compared as for run. A model with a node no device kernel
+//   takes is "unsupported", with the node's reason.
 // Each case ends as pass, fail, unsupported (no kernel for an operator) or
 // skip, each with its reason; the last line is "N passed, N failed, N
 // skipped" (unsupported cases count as skipped). With --baseline, the run
@@ -19,6 +23,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "mncc/Registration.h"
+#include "mncc/onnx/TensorIo.h"
+#include "mncc/pipeline/Compile.h"
+#include "mncc/runtime/Runtime.h"
 #include "mncc/dialects/onnx/OnnxOps.h"
 #include "mncc/interpreter/OnnxInterpreter.h"
 #include "mncc/interpreter/ValueFiles.h"
@@ -30,6 +37,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
@@ -53,14 +61,28 @@ namespace {
 
 cl::OptionCategory category("mncc-conformance options");
 
-enum class Stage { Frontend, Run };
+enum class Stage { Frontend, Run, Device };
 cl::opt<Stage> stage(
     "stage", cl::desc("What to check"),
     cl::values(clEnumValN(Stage::Frontend, "frontend",
                           "import, verify, export, check, re-import"),
                clEnumValN(Stage::Run, "run",
-                          "run on --device and compare the outputs")),
+                          "run on --device and compare the outputs"),
+               clEnumValN(Stage::Device, "device",
+                          "compile for MN-Core 2, run on --device=emu2 and "
+                          "compare the outputs")),
     cl::init(Stage::Frontend), cl::cat(category));
+cl::opt<std::string> floatDtype(
+    "float_dtype",
+    cl::desc("--stage=device: the float_dtype to compile with (default "
+             "float: ONNX's float32 semantics, which the stored outputs "
+             "follow)"),
+    cl::init("float"), cl::cat(category));
+cl::list<std::string> operatorList(
+    "operators",
+    cl::desc("Only cases whose operators are all in this list "
+             "(comma-separated; Constant and Identity always allowed)"),
+    cl::CommaSeparated, cl::cat(category));
 cl::opt<std::string> device("device", cl::desc("Device for --stage=run"),
                             cl::init("pfvm:cpu"), cl::cat(category));
 cl::opt<std::string> baselinePath(
@@ -280,6 +302,110 @@ CaseResult runOnDevice(const std::string &suite, const std::string &caseDir,
   return result;
 }
 
+/// --stage=device: the model through the whole compiler, then on emu2.
+CaseResult runThroughCompiler(const std::string &suite,
+                              const std::string &caseDir,
+                              const DialectRegistry &registry) {
+  CaseResult result{suite, llvm::sys::path::filename(caseDir).str(), "fail",
+                    "", {}};
+  MLIRContext context(registry);
+  Capture capture(context);
+  OwningOpRef<ModuleOp> module =
+      mncc::importOnnxFile(caseDir + "/model.onnx", &context);
+  if (!module) {
+    result.reason = "import: " + capture.text;
+    return result;
+  }
+  bool random = false;
+  result.operators = operatorsOf(*module, random);
+  std::vector<std::string> sets = testDataSets(caseDir);
+  if (sets.empty()) {
+    result.status = "skip";
+    result.reason = "the case has no test_data_set";
+    return result;
+  }
+  llvm::SmallString<128> scratch;
+  if (llvm::sys::fs::createUniqueDirectory("mncc-conformance", scratch)) {
+    result.reason = "cannot create a temporary folder";
+    return result;
+  }
+  auto cleanup = llvm::make_scope_exit(
+      [&] { llvm::sys::fs::remove_directories(scratch); });
+  mncc::pipeline::OptionRequest optionRequest;
+  optionRequest.direct.emplace_back("float_dtype", floatDtype);
+  auto resolved = mncc::pipeline::resolveCompileOptions(optionRequest);
+  if (!resolved) {
+    result.reason = llvm::toString(resolved.takeError());
+    return result;
+  }
+  mncc::pipeline::CompileRequest compile;
+  compile.input = caseDir + "/model.onnx";
+  compile.codegenDir = std::string(scratch) + "/codegen";
+  compile.options = std::move(*resolved);
+  mncc::pipeline::CompileResult compiled =
+      mncc::pipeline::compileModel(context, compile);
+  if (!compiled.succeeded ||
+      compiled.lastPhase != mncc::pipeline::Phase::Emit) {
+    bool noKernel = capture.text.find("has no device kernel") !=
+                        std::string::npos ||
+                    capture.text.find("not supported on the device") !=
+                        std::string::npos;
+    result.status = noKernel ? "unsupported" : "fail";
+    result.reason = "compile: " + (capture.text.empty() ? compiled.stopReason
+                                                        : capture.text);
+    return result;
+  }
+  std::string error;
+  auto executable = mncc::runtime::loadCodegenDir(compile.codegenDir, error);
+  if (!executable) {
+    result.reason = error;
+    return result;
+  }
+  const auto &inputs = executable->inputs();
+  const auto &outputs = executable->outputs();
+  auto typeOf = [&](const mncc::runtime::TensorInfo &info) -> Type {
+    return RankedTensorType::get(
+        info.shape, mncc::elementTypeOfOnnx(int32_t(info.type), &context));
+  };
+  for (const std::string &set : sets) {
+    std::string setName = llvm::sys::path::filename(set).str();
+    std::vector<mncc::reference::Tensor> inputValues, outputValues;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto value = mncc::readValueFile(
+          set + "/input_" + std::to_string(i) + ".pb", typeOf(inputs[i]));
+      if (!value) {
+        result.reason = setName + ": " + llvm::toString(value.takeError());
+        return result;
+      }
+      inputValues.push_back(std::move(value->tensor));
+    }
+    mncc::runtime::RunOptions options;
+    if (!executable->run(inputValues, outputValues, options, nullptr,
+                         error)) {
+      result.reason = setName + ": emu2: " + error;
+      return result;
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      auto expected = mncc::readValueFile(
+          set + "/output_" + std::to_string(i) + ".pb", typeOf(outputs[i]));
+      if (!expected) {
+        result.reason = setName + ": " + llvm::toString(expected.takeError());
+        return result;
+      }
+      std::string problem = mncc::compareValues(
+          mncc::reference::Value(outputValues[i]), *expected, rtol, atol,
+          random);
+      if (!problem.empty()) {
+        result.reason =
+            setName + ": output '" + outputs[i].name + "': " + problem;
+        return result;
+      }
+    }
+  }
+  result.status = "pass";
+  return result;
+}
+
 /// The case folders under `root`, each with its suite: the name of the
 /// folder that holds the cases.
 void findCases(const std::string &root,
@@ -334,9 +460,24 @@ int main(int argc, char **argv) {
   for (const auto &[suite, caseDir] : cases) {
     if (!filter.empty() && caseDir.find(filter) == std::string::npos)
       continue;
-    results.push_back(stage == Stage::Run
-                          ? runOnDevice(suite, caseDir, registry)
-                          : runFrontend(suite, caseDir, registry));
+    if (stage == Stage::Device && device != "emu2") {
+      llvm::errs() << "mncc-conformance: error: --stage=device runs on "
+                      "--device=emu2\n";
+      return 1;
+    }
+    CaseResult outcome = stage == Stage::Run
+                            ? runOnDevice(suite, caseDir, registry)
+                        : stage == Stage::Device
+                            ? runThroughCompiler(suite, caseDir, registry)
+                            : runFrontend(suite, caseDir, registry);
+    if (!operatorList.empty()) {
+      std::set<std::string> allowed(operatorList.begin(), operatorList.end());
+      allowed.insert({"Constant", "Identity"});
+      if (!std::includes(allowed.begin(), allowed.end(),
+                         outcome.operators.begin(), outcome.operators.end()))
+        continue;
+    }
+    results.push_back(std::move(outcome));
     const CaseResult &result = results.back();
     if (result.status != "pass" && result.status != "unsupported")
       llvm::outs() << result.status << ": " << result.suite << "/"
@@ -358,7 +499,10 @@ int main(int argc, char **argv) {
   }
 
   std::string stageName =
-      stage == Stage::Run ? "run on " + device : std::string("frontend");
+      stage == Stage::Run      ? "run on " + device
+      : stage == Stage::Device ? "compile for MN-Core 2 (float_dtype " +
+                                     floatDtype + "), run on " + device
+                               : std::string("frontend");
   if (!reportPath.empty()) {
     std::error_code error;
     llvm::raw_fd_ostream os(reportPath, error);
@@ -405,6 +549,11 @@ int main(int argc, char **argv) {
     };
     os << "## " << (stage == Stage::Run
                         ? device + ": run every test data set and compare"
+                    : stage == Stage::Device
+                        ? "MN-Core 2 on " + device +
+                              ": compile every model (float_dtype " +
+                              floatDtype +
+                              "), run every test data set and compare"
                         : std::string("Front end: import, verify, export, "
                                       "ONNX checker, re-import"))
        << "\n\n| suite | pass | fail | unsupported | skip |\n"
@@ -413,7 +562,7 @@ int main(int argc, char **argv) {
       os << "| " << suite << " | " << count(counts, "pass") << " | "
          << count(counts, "fail") << " | " << count(counts, "unsupported")
          << " | " << count(counts, "skip") << " |\n";
-    if (stage == Stage::Run) {
+    if (stage != Stage::Frontend) {
       // An operator passes in a case when the whole case passes.
       std::map<std::string, std::map<std::string, int>> perOperator;
       for (const CaseResult &result : results)

@@ -9,8 +9,9 @@
 //  * the innermost of those dimensions padded with zeros to a whole number
 //    of quads, four long words (one long word for each PE of a MAB), so a
 //    long word never holds two rows and a row never shares a MAB's quad;
-//  * the rows (the product of the other dimensions) split into `groups`
-//    contiguous blocks, block g in group g's DRAM at the same address.
+//  * the indices of the outermost DRAM dimension split into `groups`
+//    contiguous blocks, block g (its rows) in group g's DRAM at the same
+//    address.
 //
 // Inside a long word the first element is the most significant, as MN-Core
 // orders words. Constants a kernel reads in its own arrangement (GEMM
@@ -70,7 +71,9 @@ struct DramForm {
   int64_t rowLongWords() const { return innerPadded() / elementsPerLongWord(type); }
   /// Product of the outer DRAM dimensions (1 for rank 0 and 1).
   int64_t rows() const;
-  int64_t rowsPerGroup() const { return ceilDiv(rows(), groups); }
+  /// Rows in each group's block: the blocks split the outermost DRAM
+  /// dimension, ceil(extent / groups) of its indices each.
+  int64_t rowsPerGroup() const;
   /// Rows stored in group g (the last groups may hold fewer, or none).
   int64_t rowsInGroup(unsigned g) const;
   /// Long words the tensor occupies in each group it uses, a multiple of

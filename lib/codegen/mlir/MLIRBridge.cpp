@@ -25,8 +25,10 @@ std::optional<DeviceType> codegen::deviceTypeOf(Type elementType) {
     return DeviceType::Single;
   if (elementType.isF64())
     return DeviceType::Double;
+  // 64-bit integers (ONNX's shapes, indices and axes) are held in 32 bits
+  // on the device; constants that do not fit are refused when staged.
   if (auto integer = llvm::dyn_cast<IntegerType>(elementType))
-    if (integer.getWidth() <= 32)
+    if (integer.getWidth() <= 64)
       return DeviceType::Int32;
   return std::nullopt;
 }
@@ -107,15 +109,17 @@ codegen::canonicalOrderOf(const layout::Layout &layout,
              " dimensions, the tensor " + std::to_string(rank);
     return std::nullopt;
   }
-  // The canonical forms order dimensions by their largest address stride;
-  // the innermost is the one that carries the long word's elements.
+  // The canonical forms order dimensions by their largest address stride,
+  // the innermost being the one that carries the long word's elements;
+  // dimensions of extent 1 may sit anywhere, so every order is tried,
+  // the one the strides suggest first.
   std::vector<std::pair<int64_t, unsigned>> keyed;
   for (unsigned d = 0; d < rank; ++d) {
     int64_t largest = 0;
     bool inner = false;
     for (const layout::Mode &mode : layout.dims[d]) {
       if (mode.axis == layout::Axis::Address)
-        largest = std::max(largest, mode.stride * (mode.size > 1));
+        largest = std::max(largest, mode.stride);
       inner |= mode.axis == layout::Axis::W;
     }
     keyed.push_back({inner ? -1 : largest, d});
@@ -123,24 +127,40 @@ codegen::canonicalOrderOf(const layout::Layout &layout,
   std::stable_sort(keyed.begin(), keyed.end(), [](auto &a, auto &b) {
     return a.first > b.first;
   });
-  std::vector<unsigned> order;
+  std::vector<unsigned> suggested;
   for (auto &entry : keyed)
-    order.push_back(entry.second);
-  auto type = RankedTensorType::get(shape, elementType);
-  std::vector<int64_t> order64(order.begin(), order.end());
-  std::optional<DramForm> form = formOf(type, order64);
-  if (!form) {
+    suggested.push_back(entry.second);
+  std::optional<layout::Layout> nearest;
+  auto matches = [&](const std::vector<unsigned> &order) {
+    std::vector<int64_t> order64(order.begin(), order.end());
+    std::optional<DramForm> form =
+        formOf(RankedTensorType::get(shape, elementType), order64);
+    if (!form)
+      return false;
+    layout::Layout candidate = layoutOf(*form);
+    if (!nearest)
+      nearest = candidate;
+    return candidate == layout;
+  };
+  if (matches(suggested))
+    return suggested;
+  // Beyond six dimensions the search costs more than it can find.
+  if (rank <= 6) {
+    std::vector<unsigned> order(rank);
+    std::iota(order.begin(), order.end(), 0u);
+    do {
+      if (matches(order))
+        return order;
+    } while (std::next_permutation(order.begin(), order.end()));
+  }
+  if (!nearest) {
     whyNot = "its element type has no device format";
     return std::nullopt;
   }
-  layout::Layout expected = layoutOf(*form);
-  if (expected != layout) {
-    whyNot = "it is not one of the DRAM forms the code generator places "
-             "tensors in (docs/codegen.md C2; the nearest is " +
-             expected.str() + ")";
-    return std::nullopt;
-  }
-  return order;
+  whyNot = "it is not one of the DRAM forms the code generator places "
+           "tensors in (docs/codegen.md C2; the nearest is " +
+           nearest->str() + ")";
+  return std::nullopt;
 }
 
 RankedTensorType codegen::withLayout(RankedTensorType type,
