@@ -19,7 +19,7 @@ namespace mncc::emu {
 
 namespace {
 
-constexpr unsigned PesPerL1b = MabsPerL1b * PesPerMab;
+using target::PesPerL1b;
 
 /// Long words per PE and cycle of an upper memory operand.
 unsigned longsOf(const Operand &op) {
@@ -35,29 +35,13 @@ unsigned longsOf(const Operand &op) {
 /// 8c + 4h + pe).
 uint64_t l1bmOffset(Opcode op, unsigned longs, unsigned cycle, unsigned half,
                     unsigned mab, unsigned subpe) {
-  unsigned group, index;
-  switch (op) {
-  case Opcode::L1bmP:
-    group = 1;
-    index = 0;
-    break;
-  case Opcode::L1bmM:
-  case Opcode::L1bmMAt:
-  case Opcode::L1bmR:
-    group = 4;
-    index = subpe;
-    break;
-  case Opcode::L1bmM4:
-  case Opcode::L1bmM4At:
-  case Opcode::L1bmR4:
-    group = 16;
-    index = (mab >> 2) * 4 + subpe;
-    break;
-  default: // L1bmD
-    group = 64;
-    index = mab * 4 + subpe;
-    break;
-  }
+  unsigned group = target::opcodeInfo(op).L1bmLongWords;
+  // The position of the PE in the group: none for l1bmp, the PE of the
+  // MAB for 16x1, 4 * (mab >> 2) + PE for 4x4, 4 * mab + PE for l1bmd.
+  unsigned index = group == 1    ? 0
+                   : group == 4  ? subpe
+                   : group == 16 ? (mab >> 2) * PesPerMab + subpe
+                                 : mab * PesPerMab + subpe;
   return uint64_t(cycle) * group * longs + uint64_t(half) * group + index;
 }
 

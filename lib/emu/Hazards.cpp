@@ -23,30 +23,22 @@ const char *latchName(int kind) {
   return Names[kind];
 }
 
-bool isAluOp(Opcode op) { return op >= Opcode::Zero && op < Opcode::VFma; }
+using target::opcodeInfo;
+
+bool isAluOp(Opcode op) {
+  return opcodeInfo(op).Group == target::IssueGroup::Alu;
+}
 
 bool isMauOp(Opcode op) {
-  switch (op) {
-  case Opcode::VFma:
-  case Opcode::VMul:
-  case Opcode::VAdd:
-  case Opcode::VPassa:
-  case Opcode::MFma:
-  case Opcode::MMul:
-    return true;
-  default:
-    return false;
-  }
+  return opcodeInfo(op).Group == target::IssueGroup::MauCalc;
 }
 
 /// L1BM -> PE transfers, the producers of $lbf.
 bool isL1bmToPe(const Expression &expr) {
-  switch (expr.Op) {
-  case Opcode::L1bmP:
-  case Opcode::L1bmM:
-  case Opcode::L1bmM4:
+  switch (opcodeInfo(expr.Op).L1bmDirection) {
+  case target::Direction::ToPe:
     return true;
-  case Opcode::L1bmD:
+  case target::Direction::Either:
     return !expr.ToUpper;
   default:
     return false;
@@ -55,18 +47,12 @@ bool isL1bmToPe(const Expression &expr) {
 
 /// PE -> L1BM transfers and their RRN stages of four (decision H6).
 bool isPeToL1bm(const Expression &expr, unsigned &stages) {
-  stages = 0;
-  switch (expr.Op) {
-  case Opcode::L1bmMAt:
-  case Opcode::L1bmM4At:
+  const target::OpcodeInfo &info = opcodeInfo(expr.Op);
+  stages = info.RrnStages;
+  switch (info.L1bmDirection) {
+  case target::Direction::FromPe:
     return true;
-  case Opcode::L1bmR4:
-    stages = 1;
-    return true;
-  case Opcode::L1bmR:
-    stages = 2;
-    return true;
-  case Opcode::L1bmD:
+  case target::Direction::Either:
     return expr.ToUpper;
   default:
     return false;
@@ -74,25 +60,11 @@ bool isPeToL1bm(const Expression &expr, unsigned &stages) {
 }
 
 /// Long words per cycle and width unit of an L1BM layout (decision S17).
-uint64_t l1bmGroup(Opcode op) {
-  switch (op) {
-  case Opcode::L1bmP:
-    return 1;
-  case Opcode::L1bmM:
-  case Opcode::L1bmMAt:
-  case Opcode::L1bmR:
-    return 4;
-  case Opcode::L1bmM4:
-  case Opcode::L1bmM4At:
-  case Opcode::L1bmR4:
-    return 16;
-  default:
-    return 64;
-  }
-}
+uint64_t l1bmGroup(Opcode op) { return opcodeInfo(op).L1bmLongWords; }
 
 uint32_t wordSpace(Space where) {
-  return where == Space::LM0 || where == Space::LM1 ? 4096 : 512;
+  return where == Space::LM0 || where == Space::LM1 ? target::LmWords
+                                                    : target::GrfWords;
 }
 
 int latchOf(Space where) {
@@ -475,16 +447,13 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
           Range r;
           r.Where = src.Where;
           uint64_t longs = src.Size == Width::DoubleLong ? 2 : 1;
+          const target::OpcodeInfo &info = opcodeInfo(expr.Op);
           uint64_t count;
-          if (src.Where == Space::L1BM && expr.Op >= Opcode::L1bmP &&
-              expr.Op <= Opcode::L1bmR4)
-            count = l1bmGroup(expr.Op) * longs;
-          else if (expr.Op == Opcode::L2bmD)
-            count = src.Where == Space::L2BM ? 64 : 8;
-          else if (expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2)
-            count = src.Where == Space::L2BM ? 64 : 16;
+          if (info.Group == target::IssueGroup::L1bm)
+            count = info.L1bmLongWords * longs;
           else
-            count = 16; // l2bmb, l2bm@, l2bmr: 16 long words a cycle
+            count = src.Where == Space::L2BM ? info.L2bmLongWords
+                                             : info.L1bmLongWords;
           r.Low = src.Address[0] + cycle * count;
           r.High = r.Low + count;
           if (checkRead(r, issue, line, src.Column, isL1bmToPe(expr)))
@@ -528,8 +497,7 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
     unsigned stages = 0;
     if (isAluOp(expr.Op) || isMauOp(expr.Op) || isL1bmToPe(expr) ||
         expr.Op == Opcode::MRead) {
-      uint64_t latency =
-          isMauOp(expr.Op) ? latency::MauWrite : latency::PeWrite;
+      uint64_t latency = target::writeLatency(opcodeInfo(expr.Op).Latency);
       for (const Operand &dst : expr.Destinations)
         operandWrites(dst, issue, latency, line);
     } else if (isPeToL1bm(expr, stages)) {
@@ -560,23 +528,16 @@ void HazardChecker::peStatement(const Statement &stmt, uint64_t issue) {
         r.High = r.Low + (twoRows ? 2 : 1);
         addWrite(r, issue + latency::MatrixWrite, line);
       }
-    } else if (expr.Op == Opcode::L2bmB || expr.Op == Opcode::L2bmAt ||
-               expr.Op == Opcode::L2bmR || expr.Op == Opcode::L2bmD ||
-               expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2 ||
-               expr.Op == Opcode::L2bmI) {
+    } else if (opcodeInfo(expr.Op).Group == target::IssueGroup::L2bm) {
       const Operand &dst = expr.Destinations[0];
+      const target::OpcodeInfo &info = opcodeInfo(expr.Op);
       // l2bmr reduces eight L1Bs in two stages of four (decision S21),
       // one L1B with @<l1b> is a copy; l2bmr2 reduces pairs in one stage.
-      uint64_t extra = expr.Op == Opcode::L2bmR && expr.Target < 0
-                           ? 2 * latency::ReductionStage
-                       : expr.Op == Opcode::L2bmR2 ? latency::ReductionStage
-                                                   : 0;
-      uint64_t count = 16;
-      if (expr.Op == Opcode::L2bmD || expr.Op == Opcode::L2bmB2 ||
-          expr.Op == Opcode::L2bmR2)
-        count = dst.Where == Space::L2BM   ? 64
-                : expr.Op == Opcode::L2bmD ? 8
-                                           : 16;
+      uint64_t stages =
+          expr.Op == Opcode::L2bmR && expr.Target >= 0 ? 0 : info.RrnStages;
+      uint64_t extra = stages * latency::ReductionStage;
+      uint64_t count =
+          dst.Where == Space::L2BM ? info.L2bmLongWords : info.L1bmLongWords;
       for (unsigned cycle = 0; cycle < 4; ++cycle) {
         Range r;
         r.Where = dst.Where;

@@ -23,7 +23,7 @@ std::string Diagnostic::str() const {
 
 namespace {
 
-constexpr uint64_t NumGroupsForParser = 4;
+constexpr uint64_t NumGroupsForParser = target::NumGroups;
 
 /// A whitespace-separated piece of a line and its 1-based column.
 struct Token {
@@ -139,10 +139,10 @@ uint32_t wordSpaceSize(Space space) {
   switch (space) {
   case Space::LM0:
   case Space::LM1:
-    return 4096;
+    return target::LmWords;
   case Space::GRF0:
   case Space::GRF1:
-    return 512;
+    return target::GrfWords;
   default:
     return 0;
   }
@@ -378,7 +378,7 @@ bool LineParser::parseOperand(Token token, Operand &op, bool allowHierarchy,
     if (!op.Flat && cur.consume('v')) {
       op.Stride = uint16_t(op.Size);
       if (cur.number(value)) {
-        if (value > 4096)
+        if (value > target::LmWords)
           return fail(at(), "stride out of range");
         op.Stride = uint16_t(value);
       }
@@ -437,40 +437,10 @@ struct AluName {
   bool AllowsUnsigned;
 };
 
-// manual 3.6.9: int = l,i,s; float = d,f,h; both = all six; bfn = d,f,g,h.
 const AluName AluNames[] = {
-    {"passa", Opcode::Passa, "dfhlis", 1, false},
-    {"msl", Opcode::Msl, "", 1, false},
-    {"msr", Opcode::Msr, "", 1, false},
-    {"inc", Opcode::Inc, "lis", 1, true},
-    {"dec", Opcode::Dec, "lis", 1, true},
-    {"add", Opcode::Add, "lis", 2, true},
-    {"sub", Opcode::Sub, "lis", 2, true},
-    {"lnot", Opcode::Lnot, "lis", 1, false},
-    {"not", Opcode::Not, "lis", 1, false},
-    {"and", Opcode::And, "lis", 2, false},
-    {"xor", Opcode::Xor, "lis", 2, false},
-    {"or", Opcode::Or, "lis", 2, false},
-    {"lsl", Opcode::Lsl, "lis", 2, false},
-    {"lsr", Opcode::Lsr, "lis", 2, true},
-    {"bsl", Opcode::Bsl, "lis", 2, false},
-    {"bsr", Opcode::Bsr, "lis", 2, false},
-    {"max", Opcode::Max, "dfhlis", 2, true},
-    {"min", Opcode::Min, "dfhlis", 2, true},
-    {"relu0", Opcode::Relu0, "dfh", 2, false},
-    {"relu1", Opcode::Relu1, "dfh", 2, false},
-    {"relu2", Opcode::Relu2, "dfh", 2, false},
-    {"relu3", Opcode::Relu3, "dfh", 2, false},
-    {"relu", Opcode::Relu0, "dfh", 2, false},
-    {"ilrelud", Opcode::Ilrelud, "dfh", 2, false},
-    {"lrelud", Opcode::Lrelud, "dfh", 2, false},
-    {"lreluo", Opcode::Lreluo, "dfh", 2, false},
-    {"floor", Opcode::Floor, "dfh", 1, false},
-    {"ftoi", Opcode::Ftoi, "dfh", 1, true},
-    {"bfn", Opcode::Bfn, "dfgh", 1, false},
-    {"bfe", Opcode::Bfe, "h", 1, false},
-    {"packbit", Opcode::Packbit, "dfhlis", 2, false},
-    {"rsqrt", Opcode::Rsqrt, "dfh", 1, false},
+#define MNCC_ALU_NAME(Mnemonic, Op, Precisions, Sources, AllowsUnsigned)       \
+  {Mnemonic, Opcode::Op, Precisions, Sources, AllowsUnsigned},
+#include "mncc/target/Instructions.def"
 };
 
 Precision precisionOf(char c) {
@@ -538,7 +508,7 @@ bool LineParser::parseOpcode(Token token, Expression &expr, uint32_t &repeat,
     base = text;
     Cursor cur(text.substr(5));
     uint64_t k = 0, m = 0;
-    if (!cur.consume('@') || !cur.number(k) || k > 7 ||
+    if (!cur.consume('@') || !cur.number(k) || k >= target::L1bsPerL2b ||
         (cur.consume('/') && (!cur.number(m) || m > 6)) || !cur.atEnd())
       return fail(token.Column, "'l2bmi' takes '@<l1b>' or '@<l1b>/<immode>' "
                                 "with an L1B 0 to 7 and an immode 0 to 6");
@@ -610,7 +580,7 @@ bool LineParser::parseOpcode(Token token, Expression &expr, uint32_t &repeat,
         bool plus = cur.consume('+');
         if (plus || cur.consume('-')) {
           uint64_t shift;
-          if (!cur.number(shift) || shift > 15)
+          if (!cur.number(shift) || shift >= target::MabsPerL1b)
             return fail(token.Column,
                         "'l1bmd' takes a MAB shift of +0 to +15 or -0 to -15");
           expr.MabShift = int8_t(plus ? int(shift) : -int(shift));
@@ -1268,7 +1238,7 @@ bool parseMvOperand(std::string_view text, Space &where, uint64_t &address,
       group = int8_t(value);
     }
     if (where == Space::L2BM && cur.consume('.')) {
-      if (!cur.number(value) || value >= 2)
+      if (!cur.number(value) || value >= target::L2bsPerGroup)
         return false;
       l2b = int8_t(value);
     } else if (group < 0) {
@@ -1291,29 +1261,33 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
   }
   size_t slash = op.find('/');
   std::string_view mode = op.substr(0, slash);
-  if (mode == "mvp") {
-    mv.TransferKind = MvTransfer::Point;
-  } else if (mode == "mvb") {
-    mv.TransferKind = MvTransfer::Broadcast;
-  } else if (mode == "mvb2") {
-    mv.TransferKind = MvTransfer::Broadcast2;
-  } else if (mode == "mvb4") {
-    mv.TransferKind = MvTransfer::Broadcast4;
-  } else if (mode == "mvd") {
-    mv.TransferKind = MvTransfer::Distribute;
-  } else if (mode.size() > 4 && mode.substr(0, 4) == "mvr2" &&
-             parseRrnOpcode(mode.substr(4), mv.Reduction, mv.Prec)) {
-    mv.TransferKind = MvTransfer::Reduce2;
-  } else if (mode.size() > 4 && mode.substr(0, 4) == "mvr4" &&
-             parseRrnOpcode(mode.substr(4), mv.Reduction, mv.Prec)) {
-    mv.TransferKind = MvTransfer::Reduce4;
-  } else if (mode.size() > 3 && mode.substr(0, 3) == "mvr" &&
-             parseRrnOpcode(mode.substr(3), mv.Reduction, mv.Prec)) {
-    mv.TransferKind = MvTransfer::Reduce;
-  } else {
+  // The MV instructions (Instructions.def), the reductions followed by
+  // their RRN opcode.
+  struct MvMode {
+    std::string_view Mnemonic;
+    MvTransfer::Kind TransferKind;
+    bool TakesRrn;
+  };
+  static constexpr MvMode Modes[] = {
+#define MNCC_MV_MODE(Kind, Mnemonic, TakesRrn)                                 \
+  {Mnemonic, MvTransfer::Kind, TakesRrn},
+#include "mncc/target/Instructions.def"
+  };
+  bool known = false;
+  for (const MvMode &m : Modes) {
+    if (m.TakesRrn ? mode.size() > m.Mnemonic.size() &&
+                         mode.substr(0, m.Mnemonic.size()) == m.Mnemonic &&
+                         parseRrnOpcode(mode.substr(m.Mnemonic.size()),
+                                        mv.Reduction, mv.Prec)
+                   : mode == m.Mnemonic) {
+      mv.TransferKind = m.TransferKind;
+      known = true;
+      break;
+    }
+  }
+  if (!known)
     return fail(tokens[0].Column, "MV transfer '" + std::string(op) +
                                       "' is not supported by mncc-sim yet");
-  }
   if (slash == std::string_view::npos)
     return fail(tokens[0].Column,
                 "'" + std::string(mode) + "' needs '/n<size>'");
@@ -1663,20 +1637,9 @@ bool LineParser::parseMaskControl(const std::vector<Token> &tokens,
 }
 
 /// The issue group of an expression (manual 3.6.4).
-enum class IssueGroup {
-  Nop,
-  NoForward,
-  Wait,
-  Alu,
-  MauCalc,
-  MauWrite,
-  MauRead,
-  L1bm,
-  L1bmTurnaround,
-  L2bm
-};
+using target::IssueGroup;
 
-IssueGroup issueGroup(Opcode op);
+IssueGroup issueGroup(Opcode op) { return target::opcodeInfo(op).Group; }
 
 /// The turnaround transfer, an L1BM -> PE expression that reads "$lbi",
 /// is the l1bm-turnaround group (manual 3.6.4); a PE -> L1BM expression
@@ -1691,47 +1654,6 @@ IssueGroup issueGroup(const Expression &expr) {
     if (op.Turnaround)
       return IssueGroup::L1bmTurnaround;
   return group;
-}
-
-IssueGroup issueGroup(Opcode op) {
-  switch (op) {
-  case Opcode::Nop:
-    return IssueGroup::Nop;
-  case Opcode::NoForward:
-    return IssueGroup::NoForward;
-  case Opcode::Wait:
-    return IssueGroup::Wait;
-  case Opcode::VFma:
-  case Opcode::VMul:
-  case Opcode::VAdd:
-  case Opcode::VPassa:
-  case Opcode::MFma:
-  case Opcode::MMul:
-    return IssueGroup::MauCalc;
-  case Opcode::MWrite:
-    return IssueGroup::MauWrite;
-  case Opcode::MRead:
-    return IssueGroup::MauRead;
-  case Opcode::L1bmP:
-  case Opcode::L1bmM:
-  case Opcode::L1bmM4:
-  case Opcode::L1bmD:
-  case Opcode::L1bmMAt:
-  case Opcode::L1bmM4At:
-  case Opcode::L1bmR:
-  case Opcode::L1bmR4:
-    return IssueGroup::L1bm;
-  case Opcode::L2bmB:
-  case Opcode::L2bmAt:
-  case Opcode::L2bmR:
-  case Opcode::L2bmD:
-  case Opcode::L2bmB2:
-  case Opcode::L2bmR2:
-  case Opcode::L2bmI:
-    return IssueGroup::L2bm;
-  default:
-    return IssueGroup::Alu;
-  }
 }
 
 unsigned isMauGroup(Opcode op) {

@@ -283,77 +283,12 @@ uint64_t mvTransferCycles(const MvTransfer &mv) {
   return cycles;
 }
 
-Unit Timing::unitOf(Opcode op) {
-  if (op >= Opcode::Zero && op < Opcode::VFma)
-    return Unit::Alu;
-  switch (op) {
-  case Opcode::VFma:
-  case Opcode::VMul:
-  case Opcode::VAdd:
-  case Opcode::VPassa:
-  case Opcode::MFma:
-  case Opcode::MMul:
-    return Unit::Mau; // the mau-calc issue group (manual 3.6.4)
-  case Opcode::MWrite:
-  case Opcode::MRead:
-    return Unit::Matrix; // mau-mwrite and mau-mread
-  case Opcode::L2bmB:
-  case Opcode::L2bmAt:
-  case Opcode::L2bmR:
-  case Opcode::L2bmD:
-  case Opcode::L2bmB2:
-  case Opcode::L2bmR2:
-  case Opcode::L2bmI:
-    return Unit::L2bm;
-  case Opcode::L1bmP:
-  case Opcode::L1bmM:
-  case Opcode::L1bmM4:
-  case Opcode::L1bmD:
-  case Opcode::L1bmMAt:
-  case Opcode::L1bmM4At:
-  case Opcode::L1bmR:
-  case Opcode::L1bmR4:
-    return Unit::L1bm;
-  default:
-    return Unit::Pe; // nop, noforward, wait
-  }
-}
+Unit Timing::unitOf(Opcode op) { return target::opcodeInfo(op).BusyUnit; }
 
 uint64_t Timing::macsPerMabCycle(const Expression &expr) {
   // Manual 1.4 (restated in docs/target/mncore2.md, "MAU throughput per
-  // MAB and cycle"): matrix-vector d 2x4, f 8x4, g 8x8, h 16x16; vector d 2
-  // (one half of the PEs), f 8, h 16. Additions and passes are no
-  // multiply-adds (decision T7).
-  switch (expr.Op) {
-  case Opcode::MFma:
-  case Opcode::MMul:
-    switch (expr.Prec) {
-    case Precision::D:
-      return 8;
-    case Precision::F:
-      return 32;
-    case Precision::G:
-      return 64;
-    case Precision::H:
-      return 256;
-    default:
-      return 0;
-    }
-  case Opcode::VFma:
-  case Opcode::VMul:
-    switch (expr.Prec) {
-    case Precision::D:
-      return 2;
-    case Precision::F:
-      return 8;
-    case Precision::H:
-      return 16;
-    default:
-      return 0;
-    }
-  default:
-    return 0;
-  }
+  // MAB and cycle"), decision T7; the table is in Instructions.def.
+  return target::macsPerMabCycle(expr.Op, expr.Prec);
 }
 
 void Timing::record(Unit unit, uint64_t start, uint64_t duration,

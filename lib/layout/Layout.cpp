@@ -90,17 +90,21 @@ struct MemoryInfo {
   int64_t capacityLongWords;
   Axis instanceAxis;
 };
-// Capacities from the MN-Core 2 software developer manual: LM0/LM1 2 Ki
-// long words per PE, L1BM 8 Ki per L1B, L2BM 32 Ki per L2B, PDM 4 MiB and
-// DRAM 4 GiB per group.
+// Capacities from the MN-Core 2 software developer manual
+// (mncc/target/MNCore2.h): LM0/LM1 2 Ki long words per PE, L1BM 8 Ki per
+// L1B, L2BM 32 Ki per L2B, PDM 4 MiB and DRAM 4 GiB per group.
 constexpr MemoryInfo kMemories[] = {
-    {MemoryKind::LM0, "LM0", 2048, Axis::PE},
-    {MemoryKind::LM1, "LM1", 2048, Axis::PE},
-    {MemoryKind::L1BM, "L1BM", 8192, Axis::L1B},
-    {MemoryKind::L2BM, "L2BM", 32768, Axis::L2B},
-    {MemoryKind::PDM, "PDM", (int64_t(4) << 20) / kLongWordBytes, Axis::L2B},
-    {MemoryKind::DRAM, "DRAM", (int64_t(4) << 30) / kLongWordBytes, Axis::L2B},
+    {MemoryKind::LM0, "LM0", target::LmLongWords, Axis::PE},
+    {MemoryKind::LM1, "LM1", target::LmLongWords, Axis::PE},
+    {MemoryKind::L1BM, "L1BM", target::L1bmLongWords, Axis::L1B},
+    {MemoryKind::L2BM, "L2BM", target::L2bmLongWords, Axis::L2B},
+    {MemoryKind::PDM, "PDM", target::PdmLongWords, Axis::L2B},
+    {MemoryKind::DRAM, "DRAM", int64_t(target::DramLongWords), Axis::L2B},
 };
+static_assert(target::PdmLongWords * target::LongWordBytes == 4 << 20 &&
+                  target::DramLongWords * target::LongWordBytes ==
+                      uint64_t(4) << 30,
+              "PDM 4 MiB and DRAM 4 GiB per group");
 } // namespace
 
 unsigned dtypeBits(DType dtype) {

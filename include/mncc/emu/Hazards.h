@@ -32,29 +32,7 @@ namespace mncc::emu {
 /// step-grained: every cycle of a step reads at the step's first cycle and
 /// its writes complete together, so a latency L asks for ceil(L / 4) - 1
 /// steps in between.
-namespace latency {
-/// ALU results, L1BM -> PE transfers and matrix reads into PE memories
-/// (manual 3.6.3: a PE memory write completes six cycles after issue): one
-/// step in between.
-constexpr uint64_t PeWrite = 6;
-/// MAU results (vector and matrix-vector products) into PE memories: the
-/// longer of the two same-address waits of manual 3.6.3, two steps in
-/// between.
-constexpr uint64_t MauWrite = 10;
-/// Matrix register rows written by mwrite: the next step reads them.
-constexpr uint64_t MatrixWrite = 4;
-/// Long words written into the L1BM or the L2BM by a PE step.
-constexpr uint64_t UpperWrite = 6;
-/// Extra cycles per RRN stage of four (l1bmr4 one, l1bmr and l2bmr two).
-constexpr uint64_t ReductionStage = 4;
-/// The longest wait of an L1BM -> PE transfer behind a PE -> L1BM write,
-/// even an l1bmr's: two steps in between (manual 3.6.8.2's example without
-/// the turnaround register, PFN's tutorial's l1bmrdfadd, nop, nop, l1bmm).
-constexpr uint64_t L1bmForPe = 12;
-/// Address inputs (the T register of `$mt`, the base address registers)
-/// are read one step before the data.
-constexpr uint64_t AddressLead = 4;
-} // namespace latency
+namespace latency = target::latency;
 
 /// One read that comes too early.
 struct Hazard {

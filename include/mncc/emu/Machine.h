@@ -26,28 +26,27 @@ namespace mncc::emu {
 
 class Timing;
 
-constexpr unsigned NumGroups = 4;
-constexpr unsigned L2bsPerGroup = 2;
-constexpr unsigned L1bsPerL2b = 8;
-constexpr unsigned MabsPerL1b = 16;
-constexpr unsigned PesPerMab = 4;
-constexpr unsigned NumL2bs = NumGroups * L2bsPerGroup;
-constexpr unsigned NumL1bs = NumL2bs * L1bsPerL2b;
-constexpr unsigned NumMabs = NumL1bs * MabsPerL1b;
-constexpr unsigned NumPes = NumMabs * PesPerMab;
-
+// The geometry and the memory sizes (mncc/target/MNCore2.h).
+using target::L1bmLongWords;
+using target::L1bsPerL2b;
+using target::L2bmLongWords;
+using target::L2bsPerGroup;
+using target::MabsPerL1b;
+using target::NumGroups;
+using target::NumL1bs;
+using target::NumL2bs;
+using target::NumMabs;
+using target::NumPes;
+using target::PesPerMab;
 /// Words per PE memory (manual 3.3.2).
-constexpr unsigned LmWords = 4096;
-constexpr unsigned GrfWords = 512;
+using target::GrfWords;
+using target::LmWords;
 /// Long words per upper memory.
-constexpr unsigned L1bmLongWords = 8 * 1024;
-constexpr unsigned L2bmLongWords = 32 * 1024;
-constexpr unsigned PdmLongWords = 512 * 1024;
-constexpr uint64_t DramLongWords = uint64_t(512) * 1024 * 1024;
-static_assert(MvGroupShare * NumGroups == MvUnitLongWords,
-              "a unit of the MV transfers splits evenly over the groups");
-/// Writable mask register entries are 1..15; 0 and 16..31 are fixed.
-constexpr unsigned MaskEntries = 16;
+using target::DramLongWords;
+using target::PdmLongWords;
+/// Mask register entries kept: 0 (all ones) and the writable 1..15; 16..31
+/// are fixed patterns.
+constexpr unsigned MaskEntries = target::MaskLowEntries;
 
 /// PE index from its position in the hierarchy.
 constexpr unsigned peIndex(unsigned group, unsigned l2b, unsigned l1b,
@@ -267,7 +266,7 @@ private:
   std::unique_ptr<uint64_t[]> Turnaround;
   /// Long words of one turnaround register: the largest layout offset of a
   /// step (l1bmd double long: 4 cycles of 2 groups of 64).
-  static constexpr uint64_t TurnaroundLongWords = 512;
+  static constexpr uint64_t TurnaroundLongWords = target::TurnaroundLongWords;
   bool TurnaroundUpdates = true;
   uint64_t &turnaroundWord(unsigned l1b, uint64_t offset);
 };

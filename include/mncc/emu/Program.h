@@ -14,6 +14,8 @@
 #ifndef MNCC_EMU_PROGRAM_H
 #define MNCC_EMU_PROGRAM_H
 
+#include "mncc/target/Instructions.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -97,79 +99,14 @@ struct Operand {
 };
 
 /// Operation of a PE instruction expression.
-enum class Opcode : uint8_t {
-  Nop,
-  NoForward,
-  Wait,
-  // ALU (manual 3.6.9)
-  Zero,
-  Imm,
-  Passa,
-  Msl,
-  Msr,
-  Inc,
-  Dec,
-  Add,
-  Sub,
-  Not,
-  Lnot,
-  And,
-  Or,
-  Xor,
-  Lsl,
-  Lsr,
-  Bsl,
-  Bsr,
-  Max,
-  Min,
-  Relu0,
-  Relu1,
-  Relu2,
-  Relu3,
-  Lrelud,
-  Lreluo,
-  Ilrelud,
-  Floor,
-  Ftoi,
-  Bfn,
-  Bfe,
-  Packbit,
-  Rsqrt,
-  // MAU vector mode (manual 3.6.6, 4)
-  VFma,
-  VMul,
-  VAdd,
-  VPassa,
-  // L1BM transfers (manual 3.6.8): to the PEs ...
-  L1bmP,  ///< l1bmp: every PE of the L1B gets the same long words
-  L1bmM,  ///< l1bmm: 16x1 layout, broadcast over MABs
-  L1bmM4, ///< l1bmm4: 4x4 layout
-  L1bmD,  ///< l1bmd: distribution (L1BM -> PE) or gathering (PE -> L1BM)
-  // ... and from the PEs.
-  L1bmMAt,  ///< l1bmm@<mab>: 16x1 layout, one MAB
-  L1bmM4At, ///< l1bmm4@<mab>: 4x4 layout, one MAB of each row
-  L1bmR,    ///< l1bmr<rrn>: 16x1 reduction over the 16 MABs
-  L1bmR4,   ///< l1bmr4<rrn>: 4x4 reduction over 4 MABs
-  // L2BM transfers (manual 3.6.7).
-  L2bmB,  ///< l2bmb[@<l1b>]: L2BM -> L1BMs, 64 long words
-  L2bmAt, ///< l2bm@<l1b>: one L1BM -> L2BM, 64 long words
-  L2bmR,  ///< l2bmr<rrn>[@<l1b>]: L1BMs reduced into the L2BM
-  L2bmD,  ///< l2bmd: distribution (L2BM -> L1BMs) or gathering
-  L2bmB2, ///< l2bmb2[@<l1b>]: L2BM -> pairs of L1BMs, 16 long words each
-  L2bmR2, ///< l2bmr2<rrn>: pairs of L1BMs reduced into the L2BM
-  L2bmI,  ///< l2bmi@k/m: L1BM to L1BM multicast within each L2B
-  // Matrix registers, double precision (manual 3.6.6).
-  MWrite,
-  MRead,
-  MFma,
-  MMul,
-};
+/// A PE instruction expression; the facts about each (issue group, unit,
+/// latency class, layout) are in mncc/target/Instructions.def.
+using target::Opcode;
 
 /// Reduction of the RRN (manual 3.5, rrn_opcode).
 enum class RrnOp : uint8_t { FAdd, Max, Min, IAdd, BAnd, And, BOr, Or };
 
-/// Precision prefix of an opcode.
-enum class Precision : uint8_t { None, D, F, G, H, L, I, S };
+using target::Precision;
 
 /// One instruction expression of a PE statement.
 struct Expression {
@@ -236,15 +173,11 @@ enum MaskTarget : uint8_t {
   MaskAll = 63,
 };
 
-/// The unit of the MV transfers (manual 3.5.8: a size must be a multiple
-/// of it), and the share of each of the four groups' DRAMs in a unit that
-/// the reductions and distributions over them split (3.5.8.21).
-constexpr uint32_t MvUnitLongWords = 64;
-constexpr uint32_t MvGroupShare = 16;
-/// mvd between a PDM and the eight L2BMs moves 16 long words per L2BM, 128
-/// on the PDM side, per unit.
-constexpr uint32_t MvL2bmShare = 16;
-constexpr uint32_t MvDistributeL2bmUnit = 128;
+// The MV transfer units and shares (mncc/target/MNCore2.h).
+using target::MvDistributeL2bmUnit;
+using target::MvGroupShare;
+using target::MvL2bmShare;
+using target::MvUnitLongWords;
 
 /// An MV transfer (manual 3.5.8): mvp (point to point), mvb, mvb2, mvb4
 /// (broadcasts), mvr, mvr2, mvr4 (reductions) and mvd (distribution and

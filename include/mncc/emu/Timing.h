@@ -25,51 +25,34 @@
 namespace mncc::emu {
 
 /// The units whose busy cycles are counted; one trace track each (T9).
-enum class Unit : uint8_t { Pe, Alu, Mau, Matrix, L1bm, L2bm, Mv };
-constexpr unsigned NumUnits = 7;
+using target::NumUnits;
+using target::Unit;
 const char *unitName(Unit unit);
 
-/// Clock the times are reported at (decision T6).
-constexpr double ClockHz = 750e6;
-/// A PE step is four cycles (manual 3.6: one instruction line per step).
-constexpr uint64_t CyclesPerStep = 4;
-/// MV instructions issue once every four steps (manual chapter 1, restated
-/// in MNCore2.md 2.2).
-constexpr uint64_t StepsPerMvSlot = 4;
-constexpr uint64_t CyclesPerMvSlot = CyclesPerStep * StepsPerMvSlot;
-
-/// A data rate of the MV transfers: LongWords every Cycles cycles.
-struct MvRate {
-  uint64_t LongWords;
-  uint64_t Cycles;
-};
-/// The rates of the memories and links an MV transfer moves data through
-/// (decision T4; docs/target/mncore2.md lists the sources). A group's DRAM
-/// moves about 128 GB/s (manual 1.5): 128e9 / 8 bytes / 750 MHz is 21 1/3
-/// long words a cycle, 64 long words in exactly 3 cycles.
-constexpr MvRate DramRate{64, 3};
-/// A group's PDM: 16 long words a cycle (manual 3.5.8.4, PDM to L2BM
-/// within a group).
-constexpr MvRate PdmRate{16, 1};
-/// An L2BM on the MV side: 32 long words a cycle (manual 3.5.8.21, the
-/// L2BM side of mvr).
-constexpr MvRate L2bmRate{32, 1};
-/// The link from one group to another: 8 long words a cycle (manual
-/// 3.5.8.4 across groups; it also gives 3.5.8.16, 3.5.8.17 and 3.5.8.21).
-constexpr MvRate GroupLinkRate{8, 1};
+// The clock, the steps and the MV rates (mncc/target/MNCore2.h, decisions
+// T1, T4 and T6).
+using target::ClockHz;
+using target::CyclesPerMvSlot;
+using target::CyclesPerStep;
+using target::DramRate;
+using target::GroupLinkRate;
+using target::L2bmRate;
+using target::MvRate;
+using target::PdmRate;
+using target::StepsPerMvSlot;
 
 /// The ports of the MV transfers, each serving one transfer at a time:
 /// the DRAM and the PDM of each group, the L2BM of each L2B, and the link
 /// from group g to group h (g != h; the 4 entries g == h stay unused).
-constexpr unsigned NumMvGroups = 4, NumMvL2bs = 8;
+constexpr unsigned NumMvGroups = target::NumGroups, NumMvL2bs = target::NumL2bs;
 constexpr unsigned mvDramPort(unsigned group) { return group; }
 constexpr unsigned mvPdmPort(unsigned group) { return NumMvGroups + group; }
 constexpr unsigned mvL2bmPort(unsigned l2b) { return 2 * NumMvGroups + l2b; }
 constexpr unsigned mvLinkPort(unsigned from, unsigned to) {
   return 2 * NumMvGroups + NumMvL2bs + from * NumMvGroups + to;
 }
-constexpr unsigned NumMvPorts = 2 * NumMvGroups + NumMvL2bs +
-                                NumMvGroups * NumMvGroups;
+constexpr unsigned NumMvPorts =
+    2 * NumMvGroups + NumMvL2bs + NumMvGroups * NumMvGroups;
 MvRate mvPortRate(unsigned port);
 /// "dram@1", "pdm@0", "l2bm@2.1", "link 0->3".
 std::string mvPortName(unsigned port);

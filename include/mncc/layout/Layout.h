@@ -15,6 +15,8 @@
 #ifndef MNCC_LAYOUT_LAYOUT_H
 #define MNCC_LAYOUT_LAYOUT_H
 
+#include "mncc/target/MNCore2.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -84,12 +86,14 @@ bool isHierarchyAxis(Axis axis);
 
 /// Hardware counts of MN-Core 2 (one board): 4 groups x 2 L2B, 8 L1B per
 /// L2B, 16 MAB per L1B, 4 PE per MAB.
-constexpr int64_t kNumGroups = 4;
-constexpr int64_t kNumL2B = 8; // global L2B index, group * 2 + l2b-in-group
-constexpr int64_t kNumL1B = 8;
-constexpr int64_t kNumMAB = 16;
-constexpr int64_t kNumPE = 4;
-constexpr int64_t kLongWordBytes = 8;
+/// (mncc/target/MNCore2.h defines them for every component.)
+constexpr int64_t kNumGroups = target::NumGroups;
+// global L2B index, group * 2 + l2b-in-group
+constexpr int64_t kNumL2B = target::NumL2bs;
+constexpr int64_t kNumL1B = target::L1bsPerL2b;
+constexpr int64_t kNumMAB = target::MabsPerL1b;
+constexpr int64_t kNumPE = target::PesPerMab;
+constexpr int64_t kLongWordBytes = target::LongWordBytes;
 
 /// Number of positions on a hierarchy axis; 0 for unbounded axes (Address,
 /// Time) and for W, whose count depends on the element type.
