@@ -59,7 +59,7 @@ Attribute GraphDialect::parseAttribute(DialectAsmParser &parser,
     parser.emitError(at, "invalid layout: ") << error.message;
     return {};
   }
-  return LayoutAttr::get(getContext(), layout->str());
+  return LayoutAttr::get(getContext(), *layout);
 }
 
 void GraphDialect::printAttribute(Attribute attr,
@@ -92,13 +92,25 @@ static std::optional<mncc::layout::DType> layoutDTypeOf(Type type) {
   return std::nullopt;
 }
 
+llvm::hash_code mncc::layout::hash_value(const Layout &layout) {
+  llvm::hash_code code = llvm::hash_value(layout.dims.size());
+  for (const std::vector<Mode> &modes : layout.dims)
+    for (const Mode &mode : modes)
+      code = llvm::hash_combine(code, mode.size, mode.stride,
+                                static_cast<int>(mode.axis));
+  for (Axis axis : layout.broadcast)
+    code = llvm::hash_combine(code, static_cast<int>(axis));
+  if (layout.shape)
+    code = llvm::hash_combine(
+        code, llvm::hash_combine_range(layout.shape->begin(),
+                                       layout.shape->end()));
+  return code;
+}
+
 LogicalResult
 LayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
                            function_ref<InFlightDiagnostic()> emitError) const {
-  auto layout = mncc::layout::parseLayout(
-      std::string_view(getText().data(), getText().size()));
-  if (!layout)
-    return emitError() << "invalid layout: " << layout.error().str();
+  const mncc::layout::Layout *layout = &getLayout();
   if (layout->dims.size() != shape.size())
     return emitError() << "layout " << getText() << " has "
                        << layout->dims.size()

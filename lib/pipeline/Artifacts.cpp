@@ -62,7 +62,7 @@ nlohmann::json bufferJson(l3::BufferOp buffer) {
   entry["device_type"] = std::string(deviceTypeName(
       deviceTypeOf(type.getElementType()).value_or(DeviceType::Single)));
   if (auto layoutAttr = graph::getLayout(type))
-    entry["layout"] = layoutAttr.getText().str();
+    entry["layout"] = layoutAttr.getText();
   entry["dram"] = dramJson(buffer);
   return entry;
 }

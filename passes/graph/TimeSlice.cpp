@@ -31,12 +31,10 @@ public:
       auto layoutAttr = graph::getLayout(value.getType());
       if (!type || !layoutAttr)
         return;
-      auto parsed = layout::parseLayout(layoutAttr.getText().str());
       std::string whyNot;
       std::optional<std::vector<unsigned>> order =
-          parsed ? canonicalOrderOf(*parsed, type.getShape(),
-                                    type.getElementType(), whyNot)
-                 : std::nullopt;
+          canonicalOrderOf(layoutAttr.getLayout(), type.getShape(),
+                           type.getElementType(), whyNot);
       if (!order)
         return; // not placed by the planner: nothing to size
       std::vector<int64_t> order64(order->begin(), order->end());

@@ -42,12 +42,10 @@ FailureOr<std::vector<int64_t>> orderOfType(Type type, Operation *at) {
   std::iota(identity.begin(), identity.end(), 0);
   if (!layoutAttr)
     return identity;
-  auto parsed = layout::parseLayout(layoutAttr.getText().str());
   std::string whyNot;
-  std::optional<std::vector<unsigned>> order =
-      parsed ? canonicalOrderOf(*parsed, tensor.getShape(),
-                                tensor.getElementType(), whyNot)
-             : std::nullopt;
+  std::optional<std::vector<unsigned>> order = canonicalOrderOf(
+      layoutAttr.getLayout(), tensor.getShape(), tensor.getElementType(),
+      whyNot);
   if (!order)
     return at->emitError("tensor ") << type << " is not in a DRAM form of "
                                     << "the code generator: " << whyNot;

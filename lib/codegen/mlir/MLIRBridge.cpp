@@ -165,7 +165,7 @@ codegen::canonicalOrderOf(const layout::Layout &layout,
 
 RankedTensorType codegen::withLayout(RankedTensorType type,
                                      const DramForm &form) {
-  auto attr = graph::LayoutAttr::get(type.getContext(), layoutOf(form).str());
+  auto attr = graph::LayoutAttr::get(type.getContext(), layoutOf(form));
   return RankedTensorType::get(type.getShape(), type.getElementType(), attr);
 }
 

@@ -30,7 +30,8 @@ protected:
 };
 
 TEST_F(GraphDialectTest, LayoutIsTheEncodingOfARankedTensor) {
-  auto layout = LayoutAttr::get(&context, "((16_MAB:1, 4_PE:1))");
+  auto layout = LayoutAttr::get(
+      &context, *mncc::layout::parseLayout("((16_MAB:1, 4_PE:1))"));
   auto f16 = Float16Type::get(&context);
   EXPECT_EQ(getLayout(RankedTensorType::get({64}, f16, layout)), layout);
   EXPECT_FALSE(getLayout(RankedTensorType::get({64}, f16)));

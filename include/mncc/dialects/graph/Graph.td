@@ -51,9 +51,17 @@ def Graph_LayoutAttr : Graph_Attr<"Layout",
     tensor it must have one group per dimension, cover the tensor's shape,
     and fit its element type (W) and the hardware's axes.
   }];
-  let parameters = (ins StringRefParameter<"layout in MLSDK notation">:$text);
+  // The parsed layout, not its text: planners compare and query layouts
+  // often, and parsing them again each time would cost every pass.
+  let parameters = (ins
+      AttrParameter<"::mncc::layout::Layout", "layout in MLSDK notation",
+                    "const ::mncc::layout::Layout &">:$layout);
   // No mnemonic: GraphDialect::parseAttribute reads the raw text.
   let attrName = "mngraph.layout";
+  let extraClassDeclaration = [{
+    /// The canonical text of the layout.
+    std::string getText() const { return getLayout().str(); }
+  }];
 }
 
 class Graph_Op<string mnemonic, list<Trait> traits = []>

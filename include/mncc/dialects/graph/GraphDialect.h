@@ -14,6 +14,15 @@
 #include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "mncc/layout/Layout.h"
+
+#include "llvm/ADT/Hashing.h"
+
+namespace mncc::layout {
+/// Hash of a layout, for the storage of #mngraph.layout.
+llvm::hash_code hash_value(const Layout &layout);
+} // namespace mncc::layout
+
 #include "mncc/dialects/graph/GraphDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
