@@ -1,0 +1,668 @@
+//===- Pool.cpp - MaxPool, AveragePool and the global pools ---------------===//
+//
+// 2-D pools of single NHWC tensors (the order preferred for both X and Y,
+// as the convolutions use). Channels across PEs, spatial positions in
+// addresses:
+//
+//  * a work unit is one output row segment of up to 8 positions of one
+//    image and one group of 64 channel long words (a global pool: one
+//    image); 64 units run at once, one per L1B of the board;
+//  * each unit's input positions (its window rows, the segment's columns)
+//    are copied one 64-long-word slot each, DRAM -> PDM once, then PDM ->
+//    L2BM per position, so that in the L1BM position t of the tile is
+//    [64 t, 64 t + 64) and l1bmd gives PE q channel long word q of every
+//    position: LM0 long word t (P1). A position outside the image loads a
+//    neutral slot (-inf for max, 0 for the sums), so every unit runs the
+//    same PE code whatever its place in the image;
+//  * each output is a chain over the window's taps, four outputs a step
+//    with flat LM0 addresses (fmax on the ALU; fvadd on the MAU, then a
+//    multiply by the reciprocal of its divisor, itself loaded per output
+//    from a table of rows, P2);
+//  * results go back the same way, one slot per output row into a PDM
+//    image of Y's block in ascending row order (a slot's tail past its row
+//    is overwritten by the rows after it), then PDM -> DRAM once.
+//
+// The many 64-long-word MV transfers bound the time; the PE work is small.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ActivationSpread.h"
+#include "Generators.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+using namespace mncc;
+using namespace mncc::codegen;
+
+namespace {
+
+constexpr int64_t kSlot = 64;          // long words per position slot
+constexpr int64_t kMaxTileInputs = 48; // positions of a unit's input tile
+constexpr int64_t kMaxTileOutputs = 8; // outputs of a unit
+constexpr int64_t kUnitsPerRound = 64; // one per L1B
+constexpr int64_t kPdmLongWords = 512 * 1024;
+// L2BM (per L2B, for its eight L1Bs k) and L1BM layouts.
+constexpr int64_t kL2bmInput = 0;
+constexpr int64_t kL2bmOutput = 8 * kMaxTileInputs * kSlot; // 24576
+constexpr int64_t kL2bmDivisor = kL2bmOutput + 8 * kMaxTileOutputs * kSlot;
+constexpr int64_t kL1bmInput = 0;
+constexpr int64_t kL1bmOutput = kMaxTileInputs * kSlot; // 3072
+constexpr int64_t kL1bmDivisor = kL1bmOutput + kMaxTileOutputs * kSlot;
+
+uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+struct Geometry {
+  bool isMax = true;
+  bool global = false;
+  bool countPad = false;
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+  /// Channel long words per row, and groups of 64 of them.
+  int64_t rowLongWords = 0, channelGroups = 0;
+  /// The tile: window rows, input columns, outputs per unit.
+  int64_t tileRows = 0, tileCols = 0, tileOutputs = 0;
+};
+
+/// One dimension of the window (ONNX's pools; ceil_mode as PyTorch).
+bool resolveDimension(int64_t in, int64_t kernel, int64_t stride,
+                      int64_t dilation, int64_t padBegin, int64_t padEnd,
+                      const std::string &autoPad, bool ceilMode, int64_t &out,
+                      int64_t &begin, int64_t &end, std::string &whyNot) {
+  int64_t extent = (kernel - 1) * dilation + 1;
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    out = ceilDiv(in, stride);
+    int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
+    begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    end = total - begin;
+    return true;
+  }
+  if (autoPad == "VALID") {
+    begin = end = 0;
+  } else if (autoPad == "NOTSET" || autoPad.empty()) {
+    begin = padBegin;
+    end = padEnd;
+  } else {
+    whyNot = "unknown auto_pad '" + autoPad + "'";
+    return false;
+  }
+  int64_t span = in + begin + end - extent;
+  if (span < 0) {
+    whyNot = "the window is larger than the padded input";
+    return false;
+  }
+  out = (ceilMode ? ceilDiv(span, stride) : span / stride) + 1;
+  if (ceilMode && (out - 1) * stride >= in + begin)
+    --out;
+  return true;
+}
+
+bool sameForm(const DramForm &a, const DramForm &b) {
+  return a.type == b.type && a.order == b.order;
+}
+
+bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
+  const std::string &op = request.opType;
+  g.isMax = op == "MaxPool" || op == "GlobalMaxPool";
+  g.global = op == "GlobalAveragePool" || op == "GlobalMaxPool";
+  if (request.inputs.size() != 1 || request.outputs.empty()) {
+    whyNot = "expects one input";
+    return false;
+  }
+  if (request.outputs.size() > 1) {
+    whyNot = "MaxPool's Indices output is not supported";
+    return false;
+  }
+  const DramForm &x = request.inputs[0].form;
+  const DramForm &y = request.outputs[0].form;
+  if (x.type != DeviceType::Single || y.type != DeviceType::Single) {
+    whyNot = "only single-precision tensors";
+    return false;
+  }
+  if (x.shape.size() != 4 || y.shape.size() != 4) {
+    whyNot = "only 2-D pools (4-D tensors)";
+    return false;
+  }
+  std::vector<unsigned> nhwc = {0, 2, 3, 1};
+  if (x.order != nhwc || y.order != nhwc) {
+    whyNot = "X and Y in NHWC order only";
+    return false;
+  }
+  g.n = x.shape[0];
+  g.c = x.shape[1];
+  g.h = x.shape[2];
+  g.w = x.shape[3];
+  if (g.global) {
+    g.kh = g.h;
+    g.kw = g.w;
+    g.oh = g.ow = 1;
+  } else {
+    std::vector<int64_t> kernel = request.getInts("kernel_shape");
+    std::vector<int64_t> strides = request.getInts("strides", {1, 1});
+    std::vector<int64_t> dilations = request.getInts("dilations", {1, 1});
+    std::vector<int64_t> pads = request.getInts("pads", {0, 0, 0, 0});
+    if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 ||
+        pads.size() != 4) {
+      whyNot = "kernel_shape, strides, dilations and pads of a 2-D pool";
+      return false;
+    }
+    if (op == "AveragePool" && (dilations[0] != 1 || dilations[1] != 1)) {
+      whyNot = "AveragePool has no dilations";
+      return false;
+    }
+    std::string autoPad = request.getString("auto_pad", "NOTSET");
+    bool ceilMode = request.getInt("ceil_mode", 0) != 0;
+    g.kh = kernel[0];
+    g.kw = kernel[1];
+    g.sh = strides[0];
+    g.sw = strides[1];
+    g.dh = dilations[0];
+    g.dw = dilations[1];
+    if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1) {
+      whyNot = "kernel_shape, strides and dilations must be positive";
+      return false;
+    }
+    if (!resolveDimension(g.h, g.kh, g.sh, g.dh, pads[0], pads[2], autoPad,
+                          ceilMode, g.oh, g.padTop, g.padBottom, whyNot) ||
+        !resolveDimension(g.w, g.kw, g.sw, g.dw, pads[1], pads[3], autoPad,
+                          ceilMode, g.ow, g.padLeft, g.padRight, whyNot))
+      return false;
+    g.countPad = request.getInt("count_include_pad", 0) != 0;
+  }
+  if (y.shape != std::vector<int64_t>{g.n, g.c, g.oh, g.ow}) {
+    whyNot = "Y's shape is not the pool's output";
+    return false;
+  }
+  g.rowLongWords = x.rowLongWords();
+  g.channelGroups = ceilDiv(g.rowLongWords, kSlot);
+  if (g.channelGroups > kUnitsPerRound) {
+    whyNot = "more than 8192 channels";
+    return false;
+  }
+  g.tileRows = (g.kh - 1) * g.dh + 1;
+  if (g.global) {
+    g.tileOutputs = 1;
+  } else {
+    for (int64_t outputs = std::min(kMaxTileOutputs, g.ow); outputs >= 1;
+         --outputs) {
+      int64_t cols = (outputs - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+      if (g.tileRows * cols <= kMaxTileInputs) {
+        g.tileOutputs = outputs;
+        g.tileCols = cols;
+        break;
+      }
+    }
+    if (g.tileOutputs == 0) {
+      whyNot = "a window of more than " + std::to_string(kMaxTileInputs) +
+               " positions";
+      return false;
+    }
+  }
+  int64_t pdm = roundUp(x.groupLongWords(), kSlot) +
+                roundUp(y.groupLongWords(), kSlot) + 8 * kSlot +
+                kSlot * (g.kh * g.kw + 2);
+  if (pdm > kPdmLongWords) {
+    whyNot = "X and Y are over a PDM per group";
+    return false;
+  }
+  (void)sameForm;
+  return true;
+}
+
+/// MV transfers issued together and waited for together.
+class MvBatch {
+public:
+  explicit MvBatch(VsmWriter &out) : Out(out) {}
+  void move(const std::string &from, const std::string &to,
+            int64_t longWords = kSlot) {
+    unsigned tag = Out.newTag();
+    Tags.insert(tag);
+    Out.statement("mvp/n" + std::to_string(longWords) +
+                  VsmWriter::tagName(tag) + " " + from + " " + to);
+  }
+  void waitAll() {
+    for (unsigned tag : Tags)
+      Out.wait(tag);
+    Tags.clear();
+  }
+
+private:
+  VsmWriter &Out;
+  std::set<unsigned> Tags;
+};
+
+std::string pdm(int64_t address, unsigned group) {
+  return "$p" + std::to_string(address) + "@" + std::to_string(group);
+}
+std::string l2bm(int64_t address, unsigned group, unsigned l2b) {
+  return "$lc" + std::to_string(address) + "@" + std::to_string(group) + "." +
+         std::to_string(l2b);
+}
+
+class PoolGenerator : public KernelGenerator {
+public:
+  const char *name() const override { return "pool"; }
+
+  bool matches(const KernelRequest &request,
+               std::string &whyNot) const override {
+    const std::string &op = request.opType;
+    if (op != "MaxPool" && op != "AveragePool" && op != "GlobalAveragePool" &&
+        op != "GlobalMaxPool")
+      return false;
+    Geometry g;
+    return resolve(withPreferredOrders(request, *this), g, whyNot);
+  }
+
+  std::vector<unsigned> preferredOrder(const KernelRequest &request,
+                                       size_t operand) const override {
+    size_t rank =
+        operand < request.inputs.size()
+            ? request.inputs[operand].form.shape.size()
+        : operand - request.inputs.size() < request.outputs.size()
+            ? request.outputs[operand - request.inputs.size()].form.shape.size()
+            : 0;
+    return rank == 4 ? channelsLastOrder(4) : std::vector<unsigned>{};
+  }
+
+  bool emit(const KernelRequest &request, VsmWriter &out,
+            KernelDescription &description, std::string &error) const override;
+
+private:
+  void emitTables(VsmWriter &out, const std::vector<uint32_t> &rows,
+                  int64_t pdmAddress) const;
+  void emitTaps(VsmWriter &out, const Geometry &g) const;
+  void emitGlobalChunk(VsmWriter &out, const Geometry &g, int64_t count,
+                       bool firstChunk) const;
+};
+
+/// Rows of 64 equal long words (each word `bits`) into every group's PDM.
+void PoolGenerator::emitTables(VsmWriter &out,
+                               const std::vector<uint32_t> &rows,
+                               int64_t pdmAddress) const {
+  int64_t count = int64_t(rows.size());
+  int64_t padded = roundUp(count, 4);
+  for (int64_t i = 0; i < count; ++i) {
+    char payload[24];
+    std::snprintf(payload, sizeof payload, "ui\"0x%08x\"", rows[size_t(i)]);
+    out.step({std::string("imm ") + payload + " " +
+              peOperand(PeMemory::GRF0, Width::Long, 2 * i, 0)});
+  }
+  out.nop();
+  for (int64_t i = 0; i < padded; ++i)
+    out.step(
+        {"lpassa " +
+         peOperand(PeMemory::GRF0, Width::Long, 2 * std::min(i, count - 1), 0) +
+         " " + peOperand(PeMemory::LM1, Width::Long, 2 * i, 0)});
+  out.nop();
+  // Every PE holds each value: gathered, each L1BM row is 64 copies.
+  emitPeToL1bm(out, Spread::AllPes, PeMemory::LM1, 0, padded, kL1bmOutput);
+  for (int64_t i = 0; i < count; ++i)
+    out.step({"l2bm@0 " + l1bmOperand(kL1bmOutput + kSlot * i) + " " +
+              l2bmOperand(kL2bmOutput + kSlot * i)});
+  out.nop(2);
+  MvBatch mv(out);
+  mv.move("$lc" + std::to_string(kL2bmOutput) + "@.0",
+          "$p" + std::to_string(pdmAddress), kSlot * count);
+  mv.waitAll();
+}
+
+/// The window's taps for the tile's outputs, four a step.
+void PoolGenerator::emitTaps(VsmWriter &out, const Geometry &g) const {
+  int64_t groups = ceilDiv(g.tileOutputs, 4);
+  std::vector<int64_t> ready(size_t(groups), 0);
+  int64_t now = 0;
+  auto step = [&](const std::string &text, int64_t group, int64_t latency) {
+    if (ready[size_t(group)] > now) {
+      out.nop(unsigned(ready[size_t(group)] - now));
+      now = ready[size_t(group)];
+    }
+    out.step({text});
+    ready[size_t(group)] = now + latency;
+    ++now;
+  };
+  bool first = true;
+  for (int64_t i = 0; i < g.kh; ++i)
+    for (int64_t j = 0; j < g.kw; ++j) {
+      for (int64_t group = 0; group < groups; ++group) {
+        std::array<int64_t, 4> words;
+        for (int64_t cycle = 0; cycle < 4; ++cycle) {
+          int64_t o = 4 * group + cycle;
+          int64_t lw = o < g.tileOutputs
+                           ? i * g.dh * g.tileCols + o * g.sw + j * g.dw
+                           : 0;
+          words[size_t(cycle)] = 2 * lw;
+        }
+        std::string x = peOperandFlat(PeMemory::LM0, Width::Long, words);
+        std::string acc = peOperand(PeMemory::LM1, Width::Long, 8 * group);
+        if (first)
+          step("lpassa " + x + " " + acc, group, 2);
+        else if (g.isMax)
+          step("fmax " + x + " " + acc + " " + acc, group, 2);
+        else
+          step("fvadd " + x + " " + acc + " " + acc, group, 3);
+      }
+      first = false;
+    }
+  if (!g.isMax)
+    for (int64_t group = 0; group < groups; ++group) {
+      std::string acc = peOperand(PeMemory::LM1, Width::Long, 8 * group);
+      step("fvmul " + acc + " " +
+               peOperand(PeMemory::GRF0, Width::Long, 8 * group) + " " + acc,
+           group, 3);
+    }
+  int64_t last = *std::max_element(ready.begin(), ready.end());
+  out.nop(unsigned(std::max<int64_t>(0, last - now)));
+}
+
+/// A global pool's chunk of `count` positions (a multiple of 4) in LM0:
+/// folded into three accumulators of four long words (LM1 0-11), so that
+/// consecutive steps never wait for each other. The first chunk starts
+/// them: from its first positions, or at the neutral value.
+void PoolGenerator::emitGlobalChunk(VsmWriter &out, const Geometry &g,
+                                    int64_t count, bool firstChunk) const {
+  const char *op = g.isMax ? "fmax " : "fvadd ";
+  int64_t latency = g.isMax ? 2 : 3;
+  std::vector<int64_t> ready(3, 0);
+  int64_t now = 0;
+  auto issue = [&](int64_t a, const std::string &text, int64_t lat) {
+    if (ready[size_t(a)] > now) {
+      out.nop(unsigned(ready[size_t(a)] - now));
+      now = ready[size_t(a)];
+    }
+    out.step({text});
+    ready[size_t(a)] = now + lat;
+    ++now;
+  };
+  int64_t steps = count / 4;
+  for (int64_t t = 0; t < std::max<int64_t>(steps, firstChunk ? 3 : 0); ++t) {
+    int64_t a = t % 3;
+    std::string acc = peOperand(PeMemory::LM1, Width::Long, 8 * a);
+    if (t >= steps) {
+      // Fewer than twelve positions: the other accumulators start neutral
+      // (a copy of the first for max, zero for the sum).
+      issue(a,
+            g.isMax ? "lpassa " + peOperand(PeMemory::LM0, Width::Long, 0) +
+                          " " + acc
+                    : "zero " + acc,
+            2);
+      continue;
+    }
+    std::string x = peOperand(PeMemory::LM0, Width::Long, 8 * t);
+    if (firstChunk && t < 3)
+      issue(a, "lpassa " + x + " " + acc, 2);
+    else
+      issue(a, op + x + " " + acc + " " + acc, latency);
+  }
+  int64_t last = *std::max_element(ready.begin(), ready.end());
+  out.nop(unsigned(std::max<int64_t>(0, last - now)));
+}
+
+bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
+                         KernelDescription &description,
+                         std::string &error) const {
+  Geometry g;
+  if (!resolve(request, g, error))
+    return false;
+  const DramForm &x = request.inputs[0].form;
+  const DramForm &y = request.outputs[0].form;
+  const int64_t R = g.rowLongWords;
+  // PDM of every group: X's block, Y's block (and a slot for the tail of
+  // its last row), the neutral slot, the divisor rows.
+  const int64_t pdmX = 0;
+  const int64_t pdmY = roundUp(x.groupLongWords(), kSlot);
+  const int64_t pdmNeutral = pdmY + roundUp(y.groupLongWords(), kSlot) + kSlot;
+  const int64_t pdmDivisors = pdmNeutral + kSlot;
+
+  description.generator = name();
+  description.variant = request.opType + ", NHWC, " +
+                        std::to_string(g.tileOutputs) + " outputs per unit, " +
+                        std::to_string(g.channelGroups) + " channel group(s)";
+  description.parameters.push_back(
+      {"window", std::to_string(g.kh) + "x" + std::to_string(g.kw) +
+                     " stride " + std::to_string(g.sh) + "x" +
+                     std::to_string(g.sw)});
+
+  // The divisors of the averages: the reciprocal of each distinct count.
+  auto dimensionCount = [](int64_t o, int64_t stride, int64_t kernel,
+                           int64_t dilation, int64_t begin, int64_t end,
+                           int64_t in, bool padded) {
+    int64_t count = 0;
+    for (int64_t k = 0; k < kernel; ++k) {
+      int64_t i = o * stride - begin + k * dilation;
+      if (padded ? (i >= -begin && i < in + end) : (i >= 0 && i < in))
+        ++count;
+    }
+    return count;
+  };
+  std::vector<uint32_t> divisorRows;
+  std::map<int64_t, int64_t> divisorRow; // count -> table row
+  auto divisorOf = [&](int64_t oh, int64_t ow) {
+    int64_t count = g.global ? g.h * g.w
+                             : dimensionCount(oh, g.sh, g.kh, 1, g.padTop,
+                                              g.padBottom, g.h, g.countPad) *
+                                   dimensionCount(ow, g.sw, g.kw, 1, g.padLeft,
+                                                  g.padRight, g.w, g.countPad);
+    auto found = divisorRow.find(count);
+    if (found != divisorRow.end())
+      return found->second;
+    int64_t row = int64_t(divisorRows.size());
+    divisorRow[count] = row;
+    divisorRows.push_back(floatBits(count ? 1.0f / float(count) : 0.0f));
+    return row;
+  };
+  if (!g.isMax)
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t ow = 0; ow < g.ow; ++ow)
+        divisorOf(oh, ow);
+
+  // X's block into the PDM, the constant slots beside it.
+  {
+    MvBatch mv(out);
+    bool one = x.groups == 1;
+    mv.move("$d" + std::to_string(x.base) + (one ? "@0" : ""),
+            "$p" + std::to_string(pdmX) + (one ? "@0" : ""),
+            x.groupLongWords());
+    mv.waitAll();
+  }
+  std::vector<uint32_t> tables = {g.isMax ? 0xff800000u : 0u};
+  tables.insert(tables.end(), divisorRows.begin(), divisorRows.end());
+  emitTables(out, tables, pdmNeutral);
+
+  // Units: (image, output row, segment) x channel group, channel group
+  // fastest; a round holds whole segments.
+  struct Unit {
+    int64_t n, oh, ow0, cg;
+  };
+  std::vector<Unit> units;
+  int64_t segments = ceilDiv(g.ow, g.tileOutputs);
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t s = 0; s < segments; ++s)
+        for (int64_t cg = 0; cg < g.channelGroups; ++cg)
+          units.push_back({n, oh, s * g.tileOutputs, cg});
+  int64_t perRound = kUnitsPerRound / g.channelGroups * g.channelGroups;
+
+  auto xRow = [&](int64_t n, int64_t ih, int64_t iw) {
+    return (n * g.h + ih) * g.w + iw;
+  };
+  int64_t xRowsPerGroup = x.rowsPerGroup(), yRowsPerGroup = y.rowsPerGroup();
+  int64_t inputs = g.global ? g.h * g.w : g.tileRows * g.tileCols;
+  int64_t chunk = g.global ? kMaxTileInputs : roundUp(inputs, 4);
+
+  for (size_t first = 0; first < units.size(); first += size_t(perRound)) {
+    size_t last = std::min(units.size(), first + size_t(perRound));
+    out.comment("pool units " + std::to_string(first) + " to " +
+                std::to_string(last - 1));
+    // Input positions of each unit, chunk by chunk (one chunk unless
+    // global).
+    for (int64_t start = 0; start < inputs; start += chunk) {
+      int64_t count = std::min(chunk, inputs - start);
+      int64_t padded = roundUp(count, 4);
+      MvBatch mv(out);
+      for (size_t u = first; u < last; ++u) {
+        const Unit &unit = units[u];
+        unsigned slot = unsigned(u - first);
+        unsigned group = slot / 16, l2b = slot / 8 % 2, k = slot % 8;
+        for (int64_t t = 0; t < padded; ++t) {
+          int64_t p = start + t;
+          int64_t ih, iw;
+          bool inside;
+          if (g.global) {
+            ih = p / g.w;
+            iw = p % g.w;
+            inside = t < count;
+          } else {
+            ih = unit.oh * g.sh - g.padTop + p / g.tileCols;
+            iw = unit.ow0 * g.sw - g.padLeft + p % g.tileCols;
+            inside = p < inputs && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+          }
+          std::string from;
+          if (inside) {
+            int64_t r = xRow(unit.n, ih, iw);
+            from = pdm(pdmX + (r % xRowsPerGroup) * R + kSlot * unit.cg,
+                       unsigned(r / xRowsPerGroup));
+          } else {
+            from = pdm(pdmNeutral, group);
+          }
+          mv.move(from, l2bm(kL2bmInput + (k * kMaxTileInputs + t) * kSlot,
+                             group, l2b));
+        }
+        if (!g.isMax && start == 0 && !g.global)
+          for (int64_t o = 0; o < g.tileOutputs; ++o) {
+            int64_t ow = std::min(unit.ow0 + o, g.ow - 1);
+            mv.move(pdm(pdmDivisors + kSlot * divisorOf(unit.oh, ow), group),
+                    l2bm(kL2bmDivisor + (k * kMaxTileOutputs + o) * kSlot,
+                         group, l2b));
+          }
+      }
+      mv.waitAll();
+      // L2BM -> each L1B's own slots -> LM0 (and the divisors to GRF0).
+      for (unsigned k = 0; k < 8; ++k) {
+        for (int64_t t = 0; t < padded; ++t)
+          out.step({"l2bmb@" + std::to_string(k) + " " +
+                    l2bmOperand(kL2bmInput + (k * kMaxTileInputs + t) * kSlot) +
+                    " " + l1bmOperand(kL1bmInput + kSlot * t)});
+        if (!g.isMax && start == 0 && !g.global)
+          for (int64_t o = 0; o < g.tileOutputs; ++o)
+            out.step(
+                {"l2bmb@" + std::to_string(k) + " " +
+                 l2bmOperand(kL2bmDivisor + (k * kMaxTileOutputs + o) * kSlot) +
+                 " " + l1bmOperand(kL1bmDivisor + kSlot * o)});
+      }
+      out.nop();
+      emitL1bmToPe(out, Spread::AllPes, kL1bmInput, PeMemory::LM0, 0, padded);
+      if (!g.isMax && start == 0 && !g.global)
+        emitL1bmToPe(out, Spread::AllPes, kL1bmDivisor, PeMemory::GRF0, 0,
+                     roundUp(g.tileOutputs, 4));
+      if (g.global)
+        emitGlobalChunk(out, g, padded, start == 0);
+      else
+        emitTaps(out, g);
+    }
+    if (g.global) {
+      // Three accumulators of four into long word 0: the second and third
+      // through GRF1 (one LM1 read port).
+      const char *op = g.isMax ? "fmax " : "fvadd ";
+      unsigned wait = g.isMax ? 1 : 2;
+      std::string set0 = peOperand(PeMemory::LM1, Width::Long, 0);
+      for (int a = 1; a < 3; ++a)
+        out.step({"lpassa " + peOperand(PeMemory::LM1, Width::Long, 8 * a) +
+                  " " + peOperand(PeMemory::GRF1, Width::Long, 8 * a)});
+      out.nop();
+      for (int a = 1; a < 3; ++a) {
+        out.step({std::string(op) +
+                  peOperand(PeMemory::GRF1, Width::Long, 8 * a) + " " + set0 +
+                  " " + set0});
+        out.nop(wait);
+      }
+      // Lanes 1-3 to GRF1, then folded into lane 0 one at a time.
+      out.step({"lpassa " + peOperand(PeMemory::LM1, Width::Long, 0) + " " +
+                peOperand(PeMemory::GRF1, Width::Long, 0)});
+      out.nop();
+      std::string lane0 = peOperand(PeMemory::LM1, Width::Long, 0, 0);
+      for (int lane = 1; lane < 4; ++lane) {
+        out.step({std::string(op) +
+                  peOperand(PeMemory::GRF1, Width::Long, 2 * lane, 0) + " " +
+                  lane0 + " " + lane0});
+        out.nop(wait);
+      }
+      if (!g.isMax) {
+        out.step({"imm " +
+                  ("ui\"0x" +
+                   [&] {
+                     char b[16];
+                     std::snprintf(b, sizeof b, "%08x",
+                                   floatBits(1.0f / float(g.h * g.w)));
+                     return std::string(b);
+                   }() +
+                   "\"") +
+                  " " + peOperand(PeMemory::GRF1, Width::Long, 16, 0)});
+        out.nop();
+        out.step({"fvmul " + lane0 + " " +
+                  peOperand(PeMemory::GRF1, Width::Long, 16, 0) + " " + lane0});
+        out.nop(2);
+      }
+    }
+    // LM1 -> L1BM -> each L1B's L2BM slots -> Y's image in the PDM.
+    int64_t outputs = roundUp(g.tileOutputs, 4);
+    emitPeToL1bm(out, Spread::AllPes, PeMemory::LM1, 0, outputs, kL1bmOutput);
+    for (unsigned k = 0; k < 8; ++k)
+      for (int64_t o = 0; o < g.tileOutputs; ++o)
+        out.step(
+            {"l2bm@" + std::to_string(k) + " " +
+             l1bmOperand(kL1bmOutput + kSlot * o) + " " +
+             l2bmOperand(kL2bmOutput + (k * kMaxTileOutputs + o) * kSlot)});
+    out.nop(2);
+    struct Move {
+      unsigned group;
+      int64_t address;
+      std::string from;
+    };
+    std::vector<Move> moves;
+    for (size_t u = first; u < last; ++u) {
+      const Unit &unit = units[u];
+      unsigned slot = unsigned(u - first);
+      unsigned group = slot / 16, l2b = slot / 8 % 2, k = slot % 8;
+      for (int64_t o = 0; o < g.tileOutputs && unit.ow0 + o < g.ow; ++o) {
+        int64_t r = (unit.n * g.oh + unit.oh) * g.ow + unit.ow0 + o;
+        moves.push_back({unsigned(r / yRowsPerGroup),
+                         pdmY + (r % yRowsPerGroup) * R + kSlot * unit.cg,
+                         l2bm(kL2bmOutput + (k * kMaxTileOutputs + o) * kSlot,
+                              group, l2b)});
+      }
+    }
+    // Ascending addresses: each slot's tail past its row is overwritten by
+    // the rows after it (P3).
+    std::stable_sort(
+        moves.begin(), moves.end(), [](const Move &a, const Move &b) {
+          return a.group != b.group ? a.group < b.group : a.address < b.address;
+        });
+    MvBatch mv(out);
+    for (const Move &m : moves)
+      mv.move(m.from, pdm(m.address, m.group));
+    mv.waitAll();
+  }
+  // Y's image to DRAM.
+  MvBatch mv(out);
+  bool one = y.groups == 1;
+  mv.move("$p" + std::to_string(pdmY) + (one ? "@0" : ""),
+          "$d" + std::to_string(y.base) + (one ? "@0" : ""),
+          y.groupLongWords());
+  mv.waitAll();
+  return true;
+}
+
+std::unique_ptr<KernelGenerator> createPoolGenerator() {
+  return std::make_unique<PoolGenerator>();
+}
+
+} // namespace
+
+MNCC_KERNEL_GENERATOR(Pool, 100, createPoolGenerator);

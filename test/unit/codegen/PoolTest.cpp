@@ -1,0 +1,236 @@
+//===- PoolTest.cpp - MaxPool, AveragePool and global pools on the emulator
+//===//
+//
+// The attributes of the ONNX node tests (test_maxpool_2d_*, test_averagepool
+// _2d_*, test_globalaveragepool, test_globalmaxpool) and LeNet-5 / small
+// CNN sizes at batch 16, in the preferred NHWC order, on random-filled
+// memory with no hazard, compared with the pfvm:cpu reference: max is
+// exact, averages within the rounding of the sum and one product (P4).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/reference/SimpleContext.h"
+
+#include "gtest/gtest.h"
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+
+namespace {
+
+struct Case {
+  std::string name;
+  std::string opType;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> kernel;
+  std::vector<int64_t> strides = {};
+  std::vector<int64_t> pads = {};
+  std::string autoPad = "";
+  bool ceil = false;
+  std::vector<int64_t> dilations = {};
+  bool countIncludePad = false;
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+reference::Attribute ints(std::vector<int64_t> values) {
+  reference::Attribute a;
+  a.kind = reference::Attribute::Kind::Ints;
+  a.ints = std::move(values);
+  return a;
+}
+reference::Attribute integer(int64_t value) {
+  reference::Attribute a;
+  a.kind = reference::Attribute::Kind::Int;
+  a.i = value;
+  return a;
+}
+
+class PoolKernel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
+  const Case &c = GetParam();
+  std::map<std::string, reference::Attribute> attributes;
+  if (!c.kernel.empty())
+    attributes["kernel_shape"] = ints(c.kernel);
+  if (!c.strides.empty())
+    attributes["strides"] = ints(c.strides);
+  if (!c.pads.empty())
+    attributes["pads"] = ints(c.pads);
+  if (!c.dilations.empty())
+    attributes["dilations"] = ints(c.dilations);
+  if (!c.autoPad.empty()) {
+    reference::Attribute a;
+    a.kind = reference::Attribute::Kind::String;
+    a.s = c.autoPad;
+    attributes["auto_pad"] = a;
+  }
+  if (c.ceil)
+    attributes["ceil_mode"] = integer(1);
+  if (c.countIncludePad)
+    attributes["count_include_pad"] = integer(1);
+
+  std::vector<reference::Tensor> inputs = {randomTensor(c.shape, 5, -4, 4)};
+  reference::SimpleKernelContext context(c.opType,
+                                         {reference::Value(inputs[0])}, 1);
+  for (const auto &[name, attribute] : attributes)
+    context.setAttribute(name, attribute);
+  reference::Status status = context.run();
+  ASSERT_TRUE(status.ok()) << status.message();
+  const reference::Tensor &expected = context.outputTensor(0);
+
+  KernelRequest request =
+      makeRequest(c.opType, inputs, {expected.shape()}, DeviceType::Single);
+  request.attributes = attributes;
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error))
+      << error;
+  EXPECT_EQ(run.description.generator, "pool");
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  EXPECT_EQ(run.outputForms[0].order, (std::vector<unsigned>{0, 2, 3, 1}));
+  bool isMax = c.opType.find("Max") != std::string::npos;
+  Comparison comparison = compareTensors(run.outputs[0], expected,
+                                         isMax ? 0 : 1e-6, isMax ? 0 : 4e-7);
+  EXPECT_TRUE(comparison.within)
+      << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
+  // The channel padding of every output row is zero.
+  const DramForm &form = run.outputForms[0];
+  for (unsigned g = 0; g < form.groups; ++g)
+    for (int64_t row = 0; row < form.rowsInGroup(g); ++row)
+      for (int64_t e = form.innerExtent(); e < form.innerPadded(); ++e) {
+        uint64_t word = run.outputImages[0]
+                            .data[g][size_t(row * form.rowLongWords() + e / 2)];
+        ASSERT_EQ(e % 2 ? uint32_t(word) : uint32_t(word >> 32), 0u)
+            << "padding of row " << row << " in group " << g;
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Onnx, PoolKernel,
+    ::testing::Values(
+        Case{"maxpool_2d_default", "MaxPool", {1, 3, 32, 32}, {2, 2}},
+        Case{"maxpool_2d_pads",
+             "MaxPool",
+             {1, 3, 28, 28},
+             {3, 3},
+             {},
+             {2, 2, 2, 2}},
+        Case{"maxpool_2d_strides", "MaxPool", {1, 3, 32, 32}, {5, 5}, {3, 3}},
+        Case{"maxpool_2d_same_upper",
+             "MaxPool",
+             {1, 3, 32, 32},
+             {3, 3},
+             {},
+             {},
+             "SAME_UPPER"},
+        Case{"maxpool_2d_same_lower",
+             "MaxPool",
+             {1, 3, 32, 32},
+             {3, 3},
+             {},
+             {},
+             "SAME_LOWER"},
+        Case{"maxpool_2d_ceil",
+             "MaxPool",
+             {1, 1, 4, 4},
+             {3, 3},
+             {2, 2},
+             {},
+             "",
+             true},
+        Case{"maxpool_2d_dilations",
+             "MaxPool",
+             {1, 1, 4, 4},
+             {2, 2},
+             {1, 1},
+             {},
+             "",
+             false,
+             {2, 2}},
+        Case{"maxpool_2d_precomputed_pads",
+             "MaxPool",
+             {1, 1, 5, 5},
+             {5, 5},
+             {},
+             {2, 2, 2, 2}},
+        Case{"averagepool_2d_default", "AveragePool", {1, 3, 32, 32}, {2, 2}},
+        Case{"averagepool_2d_pads",
+             "AveragePool",
+             {1, 3, 28, 28},
+             {3, 3},
+             {},
+             {2, 2, 2, 2}},
+        Case{"averagepool_2d_pads_count_include_pad",
+             "AveragePool",
+             {1, 3, 28, 28},
+             {3, 3},
+             {},
+             {2, 2, 2, 2},
+             "",
+             false,
+             {},
+             true},
+        Case{"averagepool_2d_strides",
+             "AveragePool",
+             {1, 3, 32, 32},
+             {5, 5},
+             {3, 3}},
+        Case{"averagepool_2d_same_upper",
+             "AveragePool",
+             {1, 3, 32, 32},
+             {3, 3},
+             {},
+             {},
+             "SAME_UPPER"},
+        Case{"averagepool_2d_ceil",
+             "AveragePool",
+             {1, 1, 4, 4},
+             {3, 3},
+             {2, 2},
+             {},
+             "",
+             true},
+        Case{"globalaveragepool", "GlobalAveragePool", {1, 3, 5, 5}, {}},
+        Case{"globalmaxpool", "GlobalMaxPool", {1, 3, 5, 5}, {}},
+        // LeNet-5 at batch 16 (2x2, stride 2, after each convolution).
+        Case{"lenet_pool1_max", "MaxPool", {16, 6, 28, 28}, {2, 2}, {2, 2}},
+        Case{
+            "lenet_pool2_avg", "AveragePool", {16, 16, 10, 10}, {2, 2}, {2, 2}},
+        // A small CNN at batch 16: 3x3 stride 2 padded, a wide channel
+        // dimension over two groups of 64 long words, a global average.
+        Case{"cnn_maxpool_3x3_s2",
+             "MaxPool",
+             {16, 32, 16, 16},
+             {3, 3},
+             {2, 2},
+             {1, 1, 1, 1}},
+        Case{"cnn_wide_channels", "MaxPool", {2, 160, 6, 6}, {2, 2}, {2, 2}},
+        Case{"cnn_global_average", "GlobalAveragePool", {16, 64, 8, 8}, {}}),
+    [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
+
+TEST(PoolKernel, RefusesIndicesAndLargeWindows) {
+  const KernelGenerator *pool = nullptr;
+  for (const auto &g : kernelGenerators())
+    if (std::string(g->name()) == "pool")
+      pool = g.get();
+  ASSERT_NE(pool, nullptr);
+  std::vector<reference::Tensor> in = {randomTensor({1, 3, 8, 8}, 1)};
+  KernelRequest request = makeRequest(
+      "MaxPool", in, {{1, 3, 4, 4}, {1, 3, 4, 4}}, DeviceType::Single);
+  request.attributes["kernel_shape"] = ints({2, 2});
+  request.attributes["strides"] = ints({2, 2});
+  std::string whyNot;
+  EXPECT_FALSE(pool->matches(request, whyNot));
+  EXPECT_NE(whyNot.find("Indices"), std::string::npos) << whyNot;
+  KernelRequest large = makeRequest("MaxPool", {randomTensor({1, 3, 9, 9}, 1)},
+                                    {{1, 3, 1, 1}}, DeviceType::Single);
+  large.attributes["kernel_shape"] = ints({9, 9});
+  EXPECT_FALSE(pool->matches(large, whyNot));
+  EXPECT_NE(whyNot.find("window"), std::string::npos) << whyNot;
+}
+
+} // namespace
