@@ -252,34 +252,7 @@ void Lowering::fold(Slot dst, const std::vector<Slot> &sources, Fold kind) {
 }
 
 void Lowering::copyWords(const std::vector<std::pair<Slot, Slot>> &dstSrc) {
-  std::vector<std::pair<Slot, Slot>> pairs = dstSrc;
-  std::stable_sort(
-      pairs.begin(), pairs.end(), [](const auto &a, const auto &b) {
-        return std::make_pair(unsigned(a.first.memory), a.first.word) <
-               std::make_pair(unsigned(b.first.memory), b.first.word);
-      });
-  size_t i = 0;
-  while (i < pairs.size()) {
-    // The run of words that continue both sides by one.
-    size_t end = i + 1;
-    while (end < pairs.size() &&
-           pairs[end].first.memory == pairs[i].first.memory &&
-           pairs[end].second.memory == pairs[i].second.memory &&
-           pairs[end].first.word == pairs[end - 1].first.word + 1 &&
-           pairs[end].second.word == pairs[end - 1].second.word + 1)
-      ++end;
-    while (i < end) {
-      Slot dst = pairs[i].first, src = pairs[i].second;
-      size_t left = end - i;
-      Width width = Width::Word;
-      if (dst.word % 4 == 0 && src.word % 4 == 0 && left >= 4)
-        width = Width::DoubleLong;
-      else if (dst.word % 2 == 0 && src.word % 2 == 0 && left >= 2)
-        width = Width::Long;
-      Program.copy(dst, src, width);
-      i += widthWords(width);
-    }
-  }
+  recordCopies(Program, dstSrc);
 }
 
 void Lowering::finish(KernelDescription &description) {

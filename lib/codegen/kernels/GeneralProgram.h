@@ -169,6 +169,11 @@ private:
   bool Recording = true;
 };
 
+/// Records dst[i] = src[i] for each pair, merging runs into long and
+/// double long word copies where both sides are aligned alike.
+void recordCopies(ElemProgram &program,
+                  const std::vector<std::pair<Slot, Slot>> &dstSrc);
+
 /// The VSM text of the instruction that issues ops[0..3] in cycles 0..3.
 std::string instructionText(const ElemOp *const *ops);
 

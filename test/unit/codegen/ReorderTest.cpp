@@ -1,0 +1,195 @@
+//===- ReorderTest.cpp - Distributed transposes and repacks ---------------===//
+//
+// The reorder kernel on tensors too large for the general kernel: the
+// planner's NCHW <-> NHWC layout switches (a Transpose with the identity
+// perm between two DRAM orders), ONNX Transposes and repacking Reshapes /
+// Flattens. Each runs on random-filled memory, must have no hazard, and
+// must move every element bit for bit (the copies are bit copies).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/reference/SimpleContext.h"
+
+#include "gtest/gtest.h"
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+using reference::DType;
+using reference::Tensor;
+
+namespace {
+
+struct ReorderCase {
+  std::string name;
+  std::string opType;
+  std::vector<int64_t> inShape;
+  std::vector<unsigned> inOrder;
+  std::vector<int64_t> outShape;
+  std::vector<unsigned> outOrder;
+  std::vector<int64_t> perm; // Transpose
+  int64_t axis = 1;          // Flatten
+  DeviceType type = DeviceType::Single;
+};
+
+void PrintTo(const ReorderCase &c, std::ostream *os) { *os << c.name; }
+
+/// What the output holds: the input moved by the operator (computed on the
+/// host, independently of the kernel's plan).
+Tensor expectedOutput(const ReorderCase &c, const Tensor &input) {
+  Tensor out(DType::Float32, c.outShape);
+  const float *from = input.data<float>();
+  float *to = out.data<float>();
+  int64_t count = out.numElements();
+  if (c.opType != "Transpose") {
+    std::copy(from, from + count, to);
+    return out;
+  }
+  size_t rank = c.inShape.size();
+  std::vector<int64_t> inStride(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;)
+    inStride[d] = inStride[d + 1] * c.inShape[d + 1];
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t position = 0; position < count; ++position) {
+    int64_t source = 0;
+    for (size_t k = 0; k < rank; ++k)
+      source += index[k] * inStride[size_t(c.perm[k])];
+    to[position] = from[source];
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < c.outShape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+class ReorderKernel : public ::testing::TestWithParam<ReorderCase> {};
+
+TEST_P(ReorderKernel, MovesEveryElementOnRandomMemory) {
+  const ReorderCase &c = GetParam();
+  std::vector<Tensor> inputs = {randomTensor(c.inShape, 7, -100, 100)};
+  KernelRequest request = makeRequest(c.opType, inputs, {c.outShape}, c.type);
+  request.inputs[0].form = DramForm::canonical(c.type, c.inShape, c.inOrder);
+  request.outputs[0].form = DramForm::canonical(c.type, c.outShape, c.outOrder);
+  if (c.opType == "Transpose") {
+    reference::Attribute perm;
+    perm.kind = reference::Attribute::Kind::Ints;
+    perm.ints = c.perm;
+    request.attributes["perm"] = perm;
+  }
+  if (c.opType == "Flatten") {
+    reference::Attribute axis;
+    axis.kind = reference::Attribute::Kind::Int;
+    axis.i = c.axis;
+    request.attributes["axis"] = axis;
+  }
+  HarnessOptions options;
+  options.generator = "reorder";
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, inputs, DType::Float32, run, error, options))
+      << error;
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  Comparison comparison =
+      compareTensors(run.outputs[0], expectedOutput(c, inputs[0]), 0, 0);
+  EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+  // The cycle counts documented in docs/codegen.md come from here.
+  ::testing::Test::RecordProperty("cycles", std::to_string(run.stats.Cycles));
+  ::testing::Test::RecordProperty("variant", run.description.variant);
+}
+
+std::vector<ReorderCase> cases() {
+  std::vector<unsigned> nchw = {0, 1, 2, 3}, nhwc = {0, 2, 3, 1};
+  std::vector<ReorderCase> list = {
+      // Layout switches: the logical shape stays, the DRAM order changes.
+      {"nchw_to_nhwc",
+       "Transpose",
+       {1, 16, 28, 28},
+       nchw,
+       {1, 16, 28, 28},
+       nhwc,
+       {0, 1, 2, 3}},
+      {"nhwc_to_nchw",
+       "Transpose",
+       {1, 16, 28, 28},
+       nhwc,
+       {1, 16, 28, 28},
+       nchw,
+       {0, 1, 2, 3}},
+      // W = 14 and 7 pad their rows; C = 3 pads NHWC's.
+      {"nchw_to_nhwc_padded_rows",
+       "Transpose",
+       {2, 24, 14, 14},
+       nchw,
+       {2, 24, 14, 14},
+       nhwc,
+       {0, 1, 2, 3}},
+      {"nhwc_to_nchw_padded_rows",
+       "Transpose",
+       {1, 40, 7, 7},
+       nhwc,
+       {1, 40, 7, 7},
+       nchw,
+       {0, 1, 2, 3}},
+      {"nchw_to_nhwc_three_channels",
+       "Transpose",
+       {1, 3, 56, 56},
+       nchw,
+       {1, 3, 56, 56},
+       nhwc,
+       {0, 1, 2, 3}},
+      // ONNX Transposes.
+      {"matrix", "Transpose", {300, 200}, {}, {200, 300}, {}, {1, 0}},
+      {"matrix_odd", "Transpose", {123, 77}, {}, {77, 123}, {}, {1, 0}},
+      {"to_nhwc_shape",
+       "Transpose",
+       {1, 32, 20, 20},
+       {},
+       {1, 20, 20, 32},
+       {},
+       {0, 2, 3, 1}},
+      {"swap_middle",
+       "Transpose",
+       {4, 30, 20, 16},
+       {},
+       {4, 20, 30, 16},
+       {},
+       {0, 2, 1, 3}},
+      // Repacks: the rows change length.
+      {"flatten_7x7", "Flatten", {1, 128, 7, 7}, {}, {1, 6272}, {}, {}, 1},
+      {"reshape_rows", "Reshape", {4, 96, 14}, {}, {4, 1344}, {}},
+      {"reshape_split", "Reshape", {6000}, {}, {50, 120}, {}},
+      {"matrix_double",
+       "Transpose",
+       {96, 80},
+       {},
+       {80, 96},
+       {},
+       {1, 0},
+       1,
+       DeviceType::Double},
+  };
+  return list;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ReorderKernel, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<ReorderCase> &info) {
+                           return info.param.name;
+                         });
+
+TEST(ReorderKernel, LeavesSmallTensorsToTheGeneralKernel) {
+  std::vector<Tensor> inputs = {randomTensor({2, 3, 4}, 1)};
+  KernelRequest request =
+      makeRequest("Transpose", inputs, {{4, 3, 2}}, DeviceType::Single);
+  std::string whyNot;
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "reorder") {
+      EXPECT_FALSE(generator->matches(request, whyNot));
+      EXPECT_NE(whyNot.find("general"), std::string::npos) << whyNot;
+    }
+}
+
+} // namespace
