@@ -1,0 +1,161 @@
+//===- GemmDetail.h - Pieces of the matrix product engine -------*- C++ -*-===//
+//
+// Shared by the engine's files: VSM operand spelling in long words, the
+// per-PE setup every kernel of the family starts with (lane masks, T
+// offsets), and the loaders that bring an image of quads into LM0 or a
+// packed constant into every PE.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNCC_LIB_CODEGEN_KERNELS_GEMMDETAIL_H
+#define MNCC_LIB_CODEGEN_KERNELS_GEMMDETAIL_H
+
+#include "GemmEngine.h"
+
+#include "mncc/codegen/Transfer.h"
+
+#include <map>
+#include <optional>
+
+namespace mncc::codegen::gemm {
+
+//===----------------------------------------------------------------------===//
+// Operands, in long word addresses
+//===----------------------------------------------------------------------===//
+
+/// `$lm8`: one long word, the same every cycle.
+std::string lwFixed(PeMemory memory, int64_t longWord);
+/// `$lm8v`: long words lw, lw + 1, lw + 2, lw + 3 (or with `stride`).
+std::string lwRun(PeMemory memory, int64_t longWord, int64_t stride = 1);
+/// `$lm[8,10,12,14]`: one long word a cycle, anywhere.
+std::string lwFlat(PeMemory memory, const std::array<int64_t, 4> &longWords);
+/// `$lmt[..]`: LM0 through T.
+std::string lwFlatT(const std::array<int64_t, 4> &longWords);
+/// Double long words: `$llm8v` (lw, lw + 2, ...) and `$llm8`.
+std::string llRun(PeMemory memory, int64_t longWord);
+std::string llFixed(PeMemory memory, int64_t longWord);
+/// The best spelling of four long word addresses: a run when evenly spaced.
+std::string lwAny(PeMemory memory, const std::array<int64_t, 4> &longWords);
+std::string lwAnyT(const std::array<int64_t, 4> &longWords);
+
+/// `i"0x3e003e00"`: an imm payload.
+std::string immWord(uint32_t word);
+
+//===----------------------------------------------------------------------===//
+// Per-PE setup
+//===----------------------------------------------------------------------===//
+
+/// Scratch the setup uses, in long words of GRF0 and GRF1 (the engine keeps
+/// it clear of its own data).
+constexpr int64_t kSetupGrf0 = 224; // GRF0 [224, 256)
+constexpr int64_t kSetupGrf1 = 232; // GRF1 [232, 256)
+
+/// Emits per-PE constants and mask register entries. Entries 1..15 are
+/// handed out once; entry kScratchEntry is rewritten as needed.
+class PeSetup {
+public:
+  static constexpr unsigned kScratchEntry = 15;
+
+  explicit PeSetup(VsmWriter &out) : Out(out) {}
+
+  /// A zero-flush entry that keeps, in cycle c, the first valid[c]
+  /// elements of a quad of `perLongWord`-element long words (and clears
+  /// the rest); nullopt when every cycle keeps the whole quad.
+  std::optional<unsigned> laneMask(const std::array<int, 4> &valid,
+                                   int perLongWord, std::string &error);
+  /// An entry set in every cycle for the PEs whose `$subpeid` is `pe`.
+  std::optional<unsigned> peMask(unsigned pe, std::string &error);
+  /// The scratch entry, set in every cycle for element `element` (0..15)
+  /// of a quad of halves and clear elsewhere.
+  unsigned halfElementScratch(int element);
+
+  /// T (every cycle) = F2[l2bid] + F1[l1bid] + F0[mabid] words, computed
+  /// into GRF1 long word `grf1LongWord` ('i' lanes); tables of 8, 8 and
+  /// 16 entries (empty: zero).
+  void offsetTable(const std::vector<int64_t> &l2bTable,
+                   const std::vector<int64_t> &l1bTable,
+                   const std::vector<int64_t> &mabTable,
+                   int64_t grf1LongWord);
+  /// T = the value in GRF1 long word `grf1LongWord`; the next $mt access
+  /// may issue three steps later (H8), which this leaves.
+  void loadT(int64_t grf1LongWord);
+
+private:
+  /// 's' lanes holding 4 * subpe + quarter (0..15), in GRF1.
+  int64_t laneIndex();
+  /// The constant word in every lane of a GRF0 long word (cached).
+  int64_t constant(uint32_t word);
+  void addTable(const char *fixedInput, const std::vector<int64_t> &table,
+                int64_t accumulator);
+
+  VsmWriter &Out;
+  unsigned NextEntry = 1;
+  std::map<std::array<int, 5>, unsigned> LaneMasks;
+  std::map<unsigned, unsigned> PeMasks;
+  std::optional<int64_t> LaneIndex;
+  std::map<uint32_t, int64_t> Constants;
+  int64_t NextConstant = kSetupGrf0;
+};
+
+//===----------------------------------------------------------------------===//
+// Loading images of quads into LM0
+//===----------------------------------------------------------------------===//
+
+/// The work units that run one image load together: an L2B of a group.
+/// Every unit gets its own quads (its own rows); all must lie out the same
+/// way in their L2BMs (SIMD), which load() checks.
+struct LoadUnit {
+  unsigned group = 0;
+  unsigned l2b = 0;
+  std::vector<ImageQuad> quads;
+};
+
+struct LoadBudget {
+  /// L2BM long words for the image's DRAM ranges, from l2bmBase.
+  int64_t l2bmBase = 0;
+  int64_t l2bmLongWords = 16 * 1024;
+  /// L1BM transit buffer (two halves), from l1bmBase.
+  int64_t l1bmBase = 0;
+  int64_t l1bmLongWords = 2048;
+  /// LM0 long word of a slot nothing reads (for quads a run carries but
+  /// no slot wants).
+  int64_t trashSlot = 0;
+};
+
+/// Loads every unit's quads into LM0 (plus base slot offsets) in parallel:
+/// MV to the L2BMs, l2bmb to every L1BM, l1bmm to every MAB, zeros for
+/// quads of zeros. Padding elements are cleared with zero-flush masks.
+/// Fails when the units' layouts differ or the budget is too small.
+bool loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
+                const std::vector<LoadUnit> &units, const LoadBudget &budget,
+                std::string &error);
+/// Whether loadImages would accept these units (same layout everywhere).
+bool sameLayout(const std::vector<LoadUnit> &units, const LoadBudget &budget);
+
+//===----------------------------------------------------------------------===//
+// Loading a packed constant into every PE
+//===----------------------------------------------------------------------===//
+
+/// A constant image in DRAM (every group the same, at `base`) that lands
+/// `peLongWords` long words in every PE: distinct per MAB (l1bmd) or the
+/// same for every MAB (l1bmm), the same for every L1B and L2B.
+struct ConstantStream {
+  int64_t base = 0;
+  int64_t peLongWords = 0;
+  bool mabBroadcast = false;
+};
+
+/// DRAM long words of such a stream (a multiple of a chunk).
+int64_t constantStreamLongWords(int64_t peLongWords, bool mabBroadcast);
+/// Where PE (mab, pe)'s long word j lies in the stream's DRAM image.
+int64_t constantStreamOffset(int64_t j, int64_t peLongWords, unsigned mab,
+                             unsigned pe, bool mabBroadcast);
+/// Emits the load into `memory` from long word `peLongWord` of every PE,
+/// through L2BM [l2bmBase, +8 Ki) and L1BM [l1bmBase, +4 Ki).
+void loadConstantStream(VsmWriter &out, const ConstantStream &stream,
+                        PeMemory memory, int64_t peLongWord, int64_t l2bmBase,
+                        int64_t l1bmBase);
+
+} // namespace mncc::codegen::gemm
+
+#endif // MNCC_LIB_CODEGEN_KERNELS_GEMMDETAIL_H

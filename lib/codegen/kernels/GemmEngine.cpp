@@ -1,0 +1,1059 @@
+//===- GemmEngine.cpp - Matrix products on the MAU's matrix unit ---------===//
+//
+// The resident plan (docs/codegen.md G2-G6): rows of C go to groups (each
+// its own DRAM block) or all to group 0, then in chunks to L2Bs and L1Bs;
+// inside an L1B the sixteen MABs share the L1B's rows either by output quad
+// ("slot" mode: MAB m takes the quads q of the L1B's image with q mod 16 =
+// m, which the gather l1bmd collects back in order) or by rows ("rows"
+// mode: MAB m takes a block of rows with all their N-tiles, collected with
+// l1bmm@m runs). A is loaded once per chunk into LM0 of every PE of the L2B
+// and block-floated in place; a MAB reads its rows through T. B tiles sit
+// in LM1, packed per MAB by the host (constant B) and loaded once (or once
+// per K phase). Accumulators live in GRF1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmDetail.h"
+
+#include "mncc/emu/Numerics.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::gemm;
+
+AOperand::~AOperand() = default;
+BOperand::~BOperand() = default;
+
+const MatrixUnit &gemm::matrixUnitFor(DeviceType type) {
+  static const MatrixUnit half{DeviceType::Half, 'h', 16, 16, 4, 16, 2, 2, 1};
+  static const MatrixUnit single{DeviceType::Single, 'g', 8, 8, 2, 8, 1, 2, 1};
+  static const MatrixUnit dbl{DeviceType::Double, 'd', 4, 4, 1, 4, 1, 1, 2};
+  switch (type) {
+  case DeviceType::Single:
+    return single;
+  case DeviceType::Double:
+    return dbl;
+  default:
+    return half;
+  }
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Budgets (long words per PE or per memory)
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kLm0Slots = 2040;      // A and bias images; 2047 is trash
+constexpr int64_t kTrashSlot = 2047;
+constexpr int64_t kLm1Tiles = 2016;      // B tiles; E tile and constants after
+constexpr int64_t kGrf1Data = 224;       // accumulators and outputs
+constexpr int64_t kTaLw = 224;           // GRF1: T offsets of A and bias
+constexpr int64_t kTbLw = 226;
+constexpr int64_t kL2bmImage = 0;        // L2BM map
+constexpr int64_t kL2bmImageLw = 16 * 1024;
+constexpr int64_t kL2bmStream = 16 * 1024;
+constexpr int64_t kL2bmOut = 24 * 1024;
+constexpr int64_t kL2bmOutLw = 8 * 1024;
+constexpr int64_t kL1bmTransit = 0;      // L1BM map
+constexpr int64_t kL1bmTransitLw = 2048;
+constexpr int64_t kL1bmStream = 0;
+constexpr int64_t kL1bmOut = 4096;
+constexpr int64_t kL1bmOutLw = 4096;
+
+enum class MabMode { Slot, Rows };
+
+struct Chunk {
+  /// Group whose block holds the rows (group 0 mode), or 0 (uniform).
+  unsigned group = 0;
+  /// First row: local to each group's block (uniform) or global.
+  int64_t first = 0;
+  int64_t rows = 0;
+  int64_t batch = 0;
+  /// L2Bs that take part (1 or 2); L2B l takes rows from first + l * r2.
+  unsigned l2bs = 1;
+};
+
+struct Plan {
+  const ProductSpec *spec = nullptr;
+  const MatrixUnit *unit = nullptr;
+  MabMode mode = MabMode::Slot;
+  bool uniform = false;
+  int64_t nt = 0, nqo = 0, outPerTile = 1;
+  /// Slot mode: tiles divide 16 (one tile per MAB, rows interleaved) or
+  /// 16 divides the tiles (beta tiles per MAB, every row).
+  bool tilesDivide16 = false;
+  int64_t r1 = 0, r0 = 0;
+  /// Rows each MAB computes (per tile), their distance in the image, and
+  /// tiles per MAB.
+  int64_t mabRows = 0, rowStep = 1, tilesPerMab = 1;
+  /// Output quads per MAB (slot mode).
+  int64_t mabQuads = 0;
+  int64_t kc = 0, kcPerPhase = 0, phases = 1;
+  int64_t rowStride = 0;
+  // Bias.
+  bool biasMatrixPath = false;
+  int64_t biasRowQuads = 0;
+  // Memory.
+  int64_t aSlots = 0, biasBase = 0, biasSlots = 0;
+  int64_t accBase = 0, accRowsPad = 0, outBase = 0;
+  int64_t tileLw = 0, eTile = 0, zeroLw = 0, betaLw = 0;
+  std::vector<Chunk> chunks;
+  BLayout b;
+  std::vector<int64_t> perMabTiles(unsigned mab) const;
+};
+
+int64_t rowsPerL2b(const Plan &p) { return 8 * p.r1; }
+
+std::vector<int64_t> Plan::perMabTiles(unsigned mab) const {
+  std::vector<int64_t> tiles;
+  if (mode == MabMode::Rows) {
+    for (int64_t t = 0; t < nt; ++t)
+      tiles.push_back(t);
+  } else if (tilesDivide16) {
+    tiles.push_back(int64_t(mab) % nt);
+  } else {
+    for (int64_t i = 0; i < tilesPerMab; ++i)
+      tiles.push_back(16 * i + mab);
+  }
+  return tiles;
+}
+
+/// The output column matrix row i of tile t computes. Half operands with
+/// a single output interleave a tile's columns so that PE p's four singles
+/// are long word p of two consecutive output quads (high, low).
+int64_t tileColumn(const Plan &p, int64_t t, int i) {
+  const MatrixUnit &u = *p.unit;
+  if (p.outPerTile == 2) {
+    int pe = i / 4, s = i % 4;
+    return 16 * t + (s < 2 ? 2 * pe + s : 8 + 2 * pe + (s - 2));
+  }
+  return t * u.nTile + i;
+}
+
+} // namespace
+
+ImageQuad gemm::rowQuad(const DramForm &form, int64_t row, int64_t quad,
+                        int perQuad) {
+  ImageQuad q;
+  int64_t blockRows = form.rowsPerGroup();
+  int64_t group = row / std::max<int64_t>(blockRows, 1);
+  // Rows past the tensor read the last block's tail while it lasts.
+  if (group >= int64_t(form.groups)) {
+    q.group = ImageQuad::kNoQuad;
+    return q;
+  }
+  q.group = int(group);
+  q.address = form.base + (row - group * blockRows) * form.rowLongWords() +
+              quad * kQuadLongWords;
+  q.valid = int(std::clamp<int64_t>(form.innerExtent() - quad * perQuad, 0,
+                                    perQuad));
+  return q;
+}
+
+namespace {
+
+/// The rows of the image a unit (group g, L2B l) loads for a chunk.
+int64_t unitFirstRow(const Plan &p, const Chunk &c, unsigned g, unsigned l) {
+  int64_t first = c.first + int64_t(l) * rowsPerL2b(p);
+  if (p.uniform)
+    first += int64_t(g) * p.spec->out.rowsPerGroup();
+  return first;
+}
+
+/// The A and bias quads of one unit for a chunk and K phase.
+LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
+                   int64_t phase) {
+  LoadUnit unit;
+  unit.group = g;
+  unit.l2b = l;
+  const ProductSpec &s = *p.spec;
+  int64_t first = unitFirstRow(p, c, g, l);
+  AImage image;
+  s.a->image(first, rowsPerL2b(p), phase * p.kcPerPhase, p.kcPerPhase, image);
+  unit.quads = std::move(image.quads);
+  // The bias: one row of quads, or the rows' quads, after the A image.
+  const BiasSpec &bias = s.bias;
+  if (bias.kind != BiasSpec::Kind::None && phase == 0) {
+    const DramForm &f = bias.form;
+    int64_t rq = f.rowLongWords() / kQuadLongWords;
+    int perQuad = p.unit->kChunk;
+    (void)rq;
+    auto add = [&](int64_t slot, int64_t row, int64_t quad) {
+      ImageQuad q = rowQuad(f, row, quad, perQuad);
+      q.slot = p.biasBase + slot;
+      if (bias.kind == BiasSpec::Kind::Scalar ||
+          bias.kind == BiasSpec::Kind::Column)
+        q.valid = std::min(q.valid, 1);
+      unit.quads.push_back(q);
+    };
+    switch (bias.kind) {
+    case BiasSpec::Kind::Row:
+      for (int64_t t = 0; t < p.biasRowQuads; ++t)
+        add(t, 0, t);
+      break;
+    case BiasSpec::Kind::Scalar:
+      add(0, 0, 0);
+      break;
+    case BiasSpec::Kind::Column:
+      for (int64_t r = 0; r < rowsPerL2b(p); ++r)
+        add(r, first + r, 0);
+      break;
+    case BiasSpec::Kind::Matrix:
+      for (int64_t r = 0; r < rowsPerL2b(p); ++r)
+        for (int64_t t = 0; t < p.biasRowQuads; ++t)
+          add(r * p.biasRowQuads + t, first + r, t);
+      break;
+    default:
+      break;
+    }
+  }
+  return unit;
+}
+
+std::vector<LoadUnit> chunkUnits(const Plan &p, const Chunk &c,
+                                 int64_t phase) {
+  std::vector<LoadUnit> units;
+  unsigned groups = p.uniform ? kDramGroups : 1;
+  for (unsigned g = 0; g < groups; ++g)
+    for (unsigned l = 0; l < c.l2bs; ++l)
+      units.push_back(unitImage(p, c, g, l, phase));
+  return units;
+}
+
+LoadBudget imageBudget() {
+  LoadBudget budget;
+  budget.l2bmBase = kL2bmImage;
+  budget.l2bmLongWords = kL2bmImageLw;
+  budget.l1bmBase = kL1bmTransit;
+  budget.l1bmLongWords = kL1bmTransitLw;
+  budget.trashSlot = kTrashSlot;
+  return budget;
+}
+
+/// Chooses the plan (or explains why none fits).
+bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
+  p.spec = &s;
+  p.unit = s.unit;
+  const MatrixUnit &u = *s.unit;
+  if (s.outType != u.type &&
+      !(u.type == DeviceType::Half && s.outType == DeviceType::Single)) {
+    error = "no matrix product from " + std::string(deviceTypeName(u.type)) +
+            " operands into a " + std::string(deviceTypeName(s.outType)) +
+            " result";
+    return false;
+  }
+  p.nt = ceilDiv(std::max<int64_t>(s.n, 1), u.nTile);
+  p.nqo = s.out.rowLongWords() / kQuadLongWords;
+  p.outPerTile = s.outType == u.type ? 1 : 2;
+  p.kc = s.a->kChunks();
+  if (p.nt > 2048) {
+    error = "N of " + std::to_string(s.n) + " is more than the kernel tiles";
+    return false;
+  }
+  bool slot = p.outPerTile == 1 && (16 % p.nt == 0 || p.nt % 16 == 0);
+  p.mode = slot ? MabMode::Slot : MabMode::Rows;
+  p.tilesDivide16 = slot && 16 % p.nt == 0;
+  if (p.mode == MabMode::Slot) {
+    p.tilesPerMab = p.tilesDivide16 ? 1 : p.nt / 16;
+    p.rowStep = p.tilesDivide16 ? 16 / p.nt : 1;
+  } else {
+    p.tilesPerMab = p.nt;
+    p.rowStep = 1;
+  }
+  // K phases: the MAB's tiles of one phase fit LM1.
+  int64_t perKc = p.tilesPerMab * u.tilePeLongWords;
+  p.kcPerPhase = std::min(p.kc, kLm1Tiles / perKc);
+  if (p.kcPerPhase < 1) {
+    error = "a MAB's tiles of one K-chunk do not fit LM1";
+    return false;
+  }
+  p.phases = ceilDiv(p.kc, p.kcPerPhase);
+  p.kcPerPhase = ceilDiv(p.kc, p.phases);
+  p.rowStride = s.a->rowStride(p.kcPerPhase);
+  p.tileLw = p.tilesPerMab * p.kcPerPhase * u.tilePeLongWords;
+
+  // The bias: vector operations into the accumulators where the lanes
+  // match, else a matrix product with a tile that places it.
+  const BiasSpec &bias = s.bias;
+  p.biasMatrixPath = bias.kind == BiasSpec::Kind::Column ||
+                     bias.kind == BiasSpec::Kind::Scalar ||
+                     (bias.kind != BiasSpec::Kind::None && p.outPerTile == 2);
+  if (bias.kind != BiasSpec::Kind::None) {
+    if (bias.form.type != u.type) {
+      error = "a " + std::string(deviceTypeName(bias.form.type)) +
+              " bias with " + std::string(deviceTypeName(u.type)) +
+              " operands";
+      return false;
+    }
+    p.biasRowQuads = bias.form.rowLongWords() / kQuadLongWords;
+    if (bias.kind == BiasSpec::Kind::Row ||
+        bias.kind == BiasSpec::Kind::Matrix)
+      p.biasRowQuads = std::max(p.biasRowQuads, p.nt);
+  }
+
+  // Rows: per group (uniform) or everything in group 0.
+  const DramForm &out = s.out;
+  int64_t rowLw = out.rowLongWords();
+  // Rows per L1B: as many as the budgets allow, a whole number of 64-long-
+  // word pieces of C, and (slot mode) a whole number of quads per MAB.
+  auto aligned = [&](int64_t r1) {
+    if (r1 <= 0 || (r1 * rowLw) % kMvUnitLongWords != 0)
+      return false;
+    if (p.mode == MabMode::Slot && p.tilesDivide16 && (r1 * p.nt) % 16 != 0)
+      return false;
+    if (p.mode == MabMode::Rows &&
+        (r1 % 16 != 0 || ((r1 / 16) * p.nqo) % 4 != 0))
+      return false;
+    return true;
+  };
+  auto fits = [&](int64_t r1) {
+    int64_t mabRows = p.mode == MabMode::Rows   ? r1 / 16
+                      : p.tilesDivide16 ? r1 * p.nt / 16
+                                        : r1;
+    int64_t rowsPad = roundUp(mabRows, 4);
+    int64_t acc = p.tilesPerMab * rowsPad * u.accPeLongWords;
+    int64_t outs = 0;
+    if (p.outPerTile == 1 && u.type == DeviceType::Half)
+      outs = roundUp(p.tilesPerMab * rowsPad, 4);
+    if (acc + outs > kGrf1Data)
+      return false;
+    if (r1 * p.nqo * kQuadLongWords > kL1bmOutLw ||
+        8 * r1 * p.nqo * kQuadLongWords > kL2bmOutLw)
+      return false;
+    AImage trial;
+    s.a->image(0, 8 * r1, 0, p.kcPerPhase, trial);
+    int64_t aSlots = trial.slots;
+    int64_t biasSlots = bias.kind == BiasSpec::Kind::Matrix
+                            ? 8 * r1 * p.biasRowQuads
+                        : bias.kind == BiasSpec::Kind::Column ? 8 * r1
+                        : bias.kind == BiasSpec::Kind::Row   ? p.biasRowQuads
+                        : bias.kind == BiasSpec::Kind::Scalar ? 1
+                                                              : 0;
+    return aSlots + biasSlots <= kLm0Slots;
+  };
+  // How many rows the busiest group has.
+  int64_t groupRows = out.groups == kDramGroups ? out.rowsPerGroup()
+                                                : out.rows();
+  int64_t best = 0;
+  for (int64_t r1 = 1; r1 <= 4096; ++r1) {
+    if (!aligned(r1))
+      continue;
+    if (!fits(r1))
+      break;
+    best = r1;
+    if (8 * r1 >= groupRows)
+      break;
+  }
+  if (best == 0) {
+    error = "no row block of C fits the memories (N " + std::to_string(s.n) +
+            ", K " + std::to_string(s.k) + ")";
+    return false;
+  }
+  p.r1 = best;
+  p.r0 = p.mode == MabMode::Rows ? p.r1 / 16 : 0;
+  p.mabRows = p.mode == MabMode::Rows   ? p.r0
+              : p.tilesDivide16 ? p.r1 * p.nt / 16
+                                : p.r1;
+  p.mabQuads = p.mode == MabMode::Slot ? p.r1 * p.nqo / 16 : 0;
+  p.accRowsPad = roundUp(p.mabRows, 4);
+
+  // Memory.
+  AImage trial;
+  s.a->image(0, 8 * p.r1, 0, p.kcPerPhase, trial);
+  p.aSlots = trial.slots;
+  p.biasBase = p.aSlots;
+  p.accBase = 0;
+  p.outBase = p.tilesPerMab * p.accRowsPad * u.accPeLongWords;
+  p.eTile = roundUp(p.tileLw, 16);
+  p.zeroLw = p.eTile + 16;
+  p.betaLw = p.eTile + 17;
+
+  // Chunks: uniform when every group does the same on its own block and
+  // the images agree, else every row in group 0. A chunk takes both L2Bs
+  // when their images lie out alike, else one.
+  int64_t r2 = rowsPerL2b(p);
+  auto addChunks = [&](unsigned group, int64_t row, int64_t end,
+                       int64_t batch) {
+    while (row < end) {
+      Chunk c{group, row, std::min(2 * r2, end - row), batch, 2};
+      if (c.rows <= r2 || !sameLayout(chunkUnits(p, c, 0), imageBudget())) {
+        c.l2bs = 1;
+        c.rows = std::min(r2, end - row);
+        if (!sameLayout(chunkUnits(p, c, 0), imageBudget()))
+          return false;
+      }
+      p.chunks.push_back(c);
+      row += c.rows;
+    }
+    return true;
+  };
+  bool uniformCandidate = out.groups == kDramGroups &&
+                          s.subProblems.size() == 1 &&
+                          s.subProblems[0].firstRow == 0 &&
+                          s.subProblems[0].rows == out.rows();
+  bool placed = false;
+  if (uniformCandidate) {
+    p.uniform = true;
+    placed = addChunks(0, 0, out.rowsPerGroup(), 0);
+  }
+  if (!placed) {
+    p.uniform = false;
+    p.chunks.clear();
+    placed = true;
+    for (const SubProblem &sp : s.subProblems) {
+      int64_t row = sp.firstRow, end = sp.firstRow + sp.rows;
+      while (row < end && placed) {
+        unsigned group = unsigned(row / out.rowsPerGroup());
+        int64_t blockEnd =
+            std::min(end, int64_t(group + 1) * out.rowsPerGroup());
+        placed = addChunks(group, row, blockEnd, sp.batch);
+        row = blockEnd;
+      }
+    }
+  }
+  if (!placed) {
+    error = "the rows' images do not lie out alike in the L2BMs";
+    return false;
+  }
+  for (size_t i = 1; i < s.subProblems.size(); ++i)
+    if ((s.subProblems[i].firstRow * rowLw) % kMvUnitLongWords != 0) {
+      error = "batches of C that share an MV unit";
+      return false;
+    }
+
+  // B.
+  BLayout &b = p.b;
+  b.kChunks = p.kc;
+  b.mabBroadcast = p.mode == MabMode::Rows;
+  for (unsigned m = 0; m < (b.mabBroadcast ? 1u : 16u); ++m)
+    b.mabTiles.push_back(p.perMabTiles(m));
+  b.peLongWords = p.tileLw;
+  int64_t batches = 0;
+  for (const SubProblem &sp : s.subProblems)
+    batches = std::max(batches, sp.batch + 1);
+  b.imageLongWords = batches * p.phases *
+                     constantStreamLongWords(p.tileLw, b.mabBroadcast);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+/// The products of one (chunk, phase), scheduled step by step: at most one
+/// matrix write and one product a step, a register written only after the
+/// products that read its old tile, an accumulator read three steps after
+/// the product that wrote it (MAU results land after ten cycles).
+class ProductSchedule {
+public:
+  explicit ProductSchedule(int64_t firstStep) : First(firstStep) {}
+
+  struct Step {
+    std::string write, product;
+  };
+
+  int64_t placeWrite(int64_t earliest, const std::string &text) {
+    int64_t s = std::max(earliest, First);
+    while (at(s).write.size())
+      ++s;
+    at(s).write = text;
+    return s;
+  }
+  int64_t placeProduct(int64_t earliest, const std::vector<std::string> &texts) {
+    int64_t s = std::max(earliest, First);
+    for (;; ++s) {
+      bool free = true;
+      for (size_t i = 0; i < texts.size(); ++i)
+        free &= at(s + int64_t(i)).product.empty();
+      if (free)
+        break;
+    }
+    for (size_t i = 0; i < texts.size(); ++i)
+      at(s + int64_t(i)).product = texts[i];
+    return s + int64_t(texts.size()) - 1;
+  }
+  void emit(VsmWriter &out) const {
+    int64_t idle = 0;
+    for (const Step &step : Steps) {
+      if (step.write.empty() && step.product.empty()) {
+        ++idle;
+        continue;
+      }
+      out.nop(unsigned(idle));
+      idle = 0;
+      out.step({step.product, step.write});
+    }
+  }
+  int64_t end() const { return First + int64_t(Steps.size()); }
+
+private:
+  Step &at(int64_t s) {
+    size_t i = size_t(s - First);
+    if (i >= Steps.size())
+      Steps.resize(i + 1);
+    return Steps[i];
+  }
+  int64_t First;
+  std::vector<Step> Steps;
+};
+
+std::string reg(int which) { return which ? "y" : "x"; }
+
+/// mwrite of the tile at LM1 long word `at` into register `which`.
+std::vector<std::string> tileWrites(const MatrixUnit &u, int64_t at,
+                                    int which) {
+  std::vector<std::string> steps;
+  std::string prefix(1, u.prefix);
+  switch (u.prefix) {
+  case 'h':
+    steps.push_back("hmwrite " + llRun(PeMemory::LM1, at) + " $ll" +
+                    reg(which) + "0");
+    steps.push_back("hmwrite " + llRun(PeMemory::LM1, at + 8) + " $ll" +
+                    reg(which) + "8");
+    break;
+  case 'g':
+    steps.push_back("gmwrite " + lwRun(PeMemory::LM1, at) + " $l" +
+                    reg(which) + "0");
+    steps.push_back("gmwrite " + lwRun(PeMemory::LM1, at + 4) + " $l" +
+                    reg(which) + "4");
+    break;
+  default:
+    steps.push_back("dmwrite " + lwRun(PeMemory::LM1, at) + " $l" +
+                    reg(which) + "0");
+    break;
+  }
+  return steps;
+}
+
+/// The product step(s) of four rows: A through T at `a`, accumulators at
+/// GRF1 long word `acc`; `first` without an addend.
+std::vector<std::string> productSteps(const MatrixUnit &u, int which,
+                                      const std::array<int64_t, 4> &a,
+                                      int64_t acc, bool first) {
+  std::string m = " $l" + reg(which) + " ";
+  std::string aOp = lwAnyT(a);
+  switch (u.prefix) {
+  case 'h': {
+    std::string c = llRun(PeMemory::GRF1, acc);
+    return {first ? "hmmul" + m + aOp + " " + c
+                  : "hmfma" + m + aOp + " " + c + " " + c};
+  }
+  case 'g': {
+    std::string c = lwRun(PeMemory::GRF1, acc);
+    return {first ? "gmmul" + m + aOp + " " + c
+                  : "gmfma" + m + aOp + " " + c + " " + c};
+  }
+  default: {
+    // Rows 0, 1 into PEs 0, 1 (the others pass the addend), then rows 2, 3
+    // with the first step's result as the addend.
+    std::string c = lwRun(PeMemory::GRF1, acc);
+    return {first ? "dmmulu" + m + aOp + " $nowrite"
+                  : "dmfmau" + m + aOp + " " + c + " $nowrite",
+            "dmfmad" + m + aOp + " $mauf " + c};
+  }
+  }
+}
+
+/// Slots (relative to the MAB's T offset) of four consecutive rows of a MAB
+/// starting at row j, for K-chunk slot `kcSlot`.
+std::array<int64_t, 4> rowSlots(const Plan &p, int64_t j, int64_t kcSlot) {
+  std::array<int64_t, 4> slots;
+  for (int c = 0; c < 4; ++c)
+    slots[c] = (j + c) * p.rowStep * p.rowStride + kcSlot;
+  return slots;
+}
+
+int64_t accAt(const Plan &p, int64_t ti, int64_t row) {
+  return p.accBase + (ti * p.accRowsPad + row) * p.unit->accPeLongWords;
+}
+
+/// The T offset tables of A (rows) and of the bias.
+void offsetTables(const Plan &p, std::vector<int64_t> &l1b,
+                  std::vector<int64_t> &mab, int64_t perRow,
+                  int64_t perTile) {
+  l1b.assign(8, 0);
+  mab.assign(16, 0);
+  for (int k = 0; k < 8; ++k)
+    l1b[size_t(k)] = 2 * int64_t(k) * p.r1 * perRow;
+  for (int m = 0; m < 16; ++m) {
+    int64_t rows = 0, tile = 0;
+    if (p.mode == MabMode::Rows) {
+      rows = int64_t(m) * p.r0;
+    } else if (p.tilesDivide16) {
+      rows = int64_t(m) / p.nt;
+      tile = int64_t(m) % p.nt;
+    } else {
+      tile = m;
+    }
+    mab[size_t(m)] = 2 * (rows * perRow + tile * perTile);
+  }
+}
+
+/// Builds the bias tile of the matrix path into LM1: row i takes beta at
+/// one element (column 0 of the bias quad for a Column or Scalar bias, the
+/// column the row computes for interleaved single outputs), zeros
+/// elsewhere, then block floats.
+bool buildBiasTile(VsmWriter &out, PeSetup &setup, const Plan &p,
+                   std::string &error) {
+  const MatrixUnit &u = *p.unit;
+  float beta = p.spec->bias.beta;
+  uint32_t fbits;
+  std::memcpy(&fbits, &beta, 4);
+  int rows = u.tilePeLongWords;
+  for (int r = 0; r < rows; r += 4)
+    out.step({"zero " + lwRun(PeMemory::LM1, p.eTile + r)});
+  out.nop(2);
+  bool column = p.spec->bias.kind == BiasSpec::Kind::Column ||
+                p.spec->bias.kind == BiasSpec::Kind::Scalar;
+  for (int i = 0; i < rows; ++i) {
+    int element = column ? 0 : int(tileColumn(p, 0, i));
+    std::string dest = lwFixed(PeMemory::LM1, p.eTile + i);
+    if (u.type == DeviceType::Half) {
+      // beta in every lane, written only where the element lives.
+      uint16_t h = emu::singleToHalf(fbits);
+      unsigned entry = setup.halfElementScratch(element);
+      out.step({"imm " + immWord(uint32_t(h) << 16 | h) + " " + dest +
+                "/$imr" + std::to_string(entry)});
+      out.nop(2);
+      continue;
+    }
+    // Single and double tiles need element 0 only: PE 0's first word.
+    std::optional<unsigned> mask = setup.peMask(0, error);
+    if (!mask)
+      return false;
+    uint32_t word = fbits;
+    if (u.type == DeviceType::Double) {
+      double d = beta;
+      uint64_t bits;
+      std::memcpy(&bits, &d, 8);
+      if (uint32_t(bits) != 0) {
+        error = "a double bias scale needs a 32-bit payload";
+        return false;
+      }
+      word = uint32_t(bits >> 32);
+    }
+    out.step({"immu " + immWord(word) + " " + dest + "/$imr" +
+              std::to_string(*mask)});
+  }
+  out.nop(2);
+  for (int r = 0; r < rows; r += 4)
+    out.step({std::string(1, u.prefix) + "bfn " +
+              lwRun(PeMemory::LM1, p.eTile + r) + " " +
+              lwRun(PeMemory::LM1, p.eTile + r)});
+  out.nop(2);
+  return true;
+}
+
+/// beta in every element of LM1's beta long word, zero in the zero long
+/// word.
+void emitConstants(VsmWriter &out, const Plan &p) {
+  const MatrixUnit &u = *p.unit;
+  float beta = p.spec->bias.beta;
+  uint32_t fbits;
+  std::memcpy(&fbits, &beta, 4);
+  out.step({"zero " + lwFixed(PeMemory::LM1, p.zeroLw)});
+  if (u.type == DeviceType::Half) {
+    uint16_t h = emu::singleToHalf(fbits);
+    out.step({"imm " + immWord(uint32_t(h) << 16 | h) + " " +
+              lwFixed(PeMemory::LM1, p.betaLw)});
+  } else if (u.type == DeviceType::Single) {
+    out.step({"imm " + immWord(fbits) + " " + lwFixed(PeMemory::LM1, p.betaLw)});
+  }
+  out.nop(2);
+}
+
+/// Accumulators start at beta * bias: vector products where the bias
+/// quads' lanes are the accumulators' (T = bias offsets).
+void emitBiasVector(VsmWriter &out, const Plan &p, int64_t &lastWrite) {
+  const MatrixUnit &u = *p.unit;
+  const BiasSpec &bias = p.spec->bias;
+  bool scaled = bias.beta != 1;
+  for (int64_t ti = 0; ti < p.tilesPerMab; ++ti) {
+    int64_t tileOffset = p.mode == MabMode::Rows ? ti
+                         : p.tilesDivide16       ? 0
+                                                 : 16 * ti;
+    for (int64_t j = 0; j < p.mabRows; j += 4) {
+      std::array<int64_t, 4> slots;
+      for (int c = 0; c < 4; ++c) {
+        int64_t row = (j + c) * p.rowStep;
+        slots[c] = p.biasBase + tileOffset +
+                   (bias.kind == BiasSpec::Kind::Matrix
+                        ? row * p.biasRowQuads
+                        : 0);
+      }
+      std::string a = lwAnyT(slots);
+      int64_t acc = accAt(p, ti, j);
+      std::string beta = lwFixed(PeMemory::LM1, p.betaLw);
+      switch (u.prefix) {
+      case 'h':
+        out.step({(scaled ? "hvmul " + a + " " + beta : "hvpassa " + a) + " " +
+                  llRun(PeMemory::GRF1, acc)});
+        break;
+      case 'g':
+        out.step({(scaled ? "fvmul " + a + " " + beta : "fvpassa " + a) + " " +
+                  lwRun(PeMemory::GRF1, acc)});
+        break;
+      default:
+        if (!scaled) {
+          out.step({"lpassa " + a + " " + lwRun(PeMemory::GRF1, acc)});
+        } else {
+          // beta for double sits in GRF0 (see emitProduct).
+          std::string b = lwFixed(PeMemory::GRF0, 0);
+          out.step({"dvmulu " + a + " " + b + " $nowrite"});
+          out.step({"dvfmad " + a + " " + b + " $mauf " +
+                    lwRun(PeMemory::GRF1, acc)});
+        }
+        break;
+      }
+    }
+  }
+  out.nop(2);
+  lastWrite = 0;
+}
+
+/// The same through the matrix unit: acc = tile(bias) x quad, the tile in
+/// register y, the bias quads block floats through T.
+void emitBiasMatrix(VsmWriter &out, const Plan &p) {
+  const MatrixUnit &u = *p.unit;
+  const BiasSpec &bias = p.spec->bias;
+  for (const std::string &w : tileWrites(u, p.eTile, 1))
+    out.step({w});
+  for (int64_t ti = 0; ti < p.tilesPerMab; ++ti) {
+    int64_t tileOffset = p.mode == MabMode::Rows ? ti
+                         : p.tilesDivide16       ? 0
+                                                 : 16 * ti;
+    for (int64_t j = 0; j < p.mabRows; j += 4) {
+      std::array<int64_t, 4> slots;
+      for (int c = 0; c < 4; ++c) {
+        int64_t row = (j + c) * p.rowStep;
+        switch (bias.kind) {
+        case BiasSpec::Kind::Column:
+          slots[c] = p.biasBase + row;
+          break;
+        case BiasSpec::Kind::Scalar:
+          slots[c] = p.biasBase;
+          break;
+        case BiasSpec::Kind::Matrix:
+          slots[c] = p.biasBase + row * p.biasRowQuads + tileOffset;
+          break;
+        default:
+          slots[c] = p.biasBase + tileOffset;
+          break;
+        }
+      }
+      for (const std::string &s :
+           productSteps(u, 1, slots, accAt(p, ti, j), true))
+        out.step({s});
+    }
+  }
+  out.nop(2);
+}
+
+} // namespace
+
+bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
+                       std::string &error) {
+  Plan p;
+  if (!makePlan(spec, p, error))
+    return false;
+  layout = p.b;
+  return true;
+}
+
+void gemm::packBImage(const ProductSpec &spec, const BLayout &layout,
+                      DramImage &image) {
+  Plan p;
+  std::string error;
+  makePlan(spec, p, error);
+  const MatrixUnit &u = *spec.unit;
+  image.groups = kDramGroups;
+  image.longWordsPerGroup = layout.imageLongWords;
+  std::vector<uint64_t> data(size_t(layout.imageLongWords), 0);
+  int64_t streamLw = constantStreamLongWords(p.tileLw, layout.mabBroadcast);
+  int64_t batches = layout.imageLongWords / std::max<int64_t>(1, streamLw) /
+                    std::max<int64_t>(1, p.phases);
+  std::vector<uint64_t> tile(size_t(4 * u.tilePeLongWords));
+  int64_t columns[16];
+  for (int64_t batch = 0; batch < batches; ++batch)
+    for (int64_t phase = 0; phase < p.phases; ++phase) {
+      int64_t base = (batch * p.phases + phase) * streamLw;
+      unsigned mabs = layout.mabBroadcast ? 1 : 16;
+      for (unsigned m = 0; m < mabs; ++m) {
+        const std::vector<int64_t> &tiles = layout.mabTiles[m];
+        for (size_t ti = 0; ti < tiles.size(); ++ti)
+          for (int64_t k = 0; k < p.kcPerPhase; ++k) {
+            int64_t kc = phase * p.kcPerPhase + k;
+            for (int i = 0; i < u.tilePeLongWords; ++i) {
+              int64_t column = tileColumn(p, tiles[ti], i);
+              columns[i] = kc < p.kc && column < spec.n ? column : -1;
+            }
+            std::fill(tile.begin(), tile.end(), 0);
+            if (kc < p.kc)
+              spec.b->tile(batch, kc, columns, tile.data());
+            int64_t j0 = (int64_t(ti) * p.kcPerPhase + k) * u.tilePeLongWords;
+            for (unsigned pe = 0; pe < 4; ++pe)
+              for (int i = 0; i < u.tilePeLongWords; ++i)
+                data[size_t(base + constantStreamOffset(
+                                       j0 + i, p.tileLw, m, pe,
+                                       layout.mabBroadcast))] =
+                    tile[size_t(pe * u.tilePeLongWords + i)];
+          }
+      }
+    }
+  for (unsigned g = 0; g < kDramGroups; ++g)
+    image.data[g] = data;
+}
+
+namespace {
+
+/// The output long word of output quad `q` of MAB-local row `row` in GRF1
+/// (after the conversion for half results).
+int64_t outputLongWord(const Plan &p, int64_t row, int64_t q) {
+  const MatrixUnit &u = *p.unit;
+  bool converted = u.type == DeviceType::Half && p.outPerTile == 1;
+  int64_t ti = q / p.outPerTile;
+  if (converted) {
+    if (p.mode == MabMode::Rows)
+      return p.outBase + row * p.nqo + q;
+    return p.outBase + row * p.tilesPerMab + ti;
+  }
+  return accAt(p, ti, row) + q % p.outPerTile;
+}
+
+/// Converts the accumulators of half products into half outputs.
+void emitConversion(VsmWriter &out, const Plan &p) {
+  const MatrixUnit &u = *p.unit;
+  if (!(u.type == DeviceType::Half && p.outPerTile == 1))
+    return;
+  std::string zero = lwFixed(PeMemory::LM1, p.zeroLw);
+  for (int64_t ti = 0; ti < p.tilesPerMab; ++ti)
+    for (int64_t j = 0; j < p.mabRows; j += 4) {
+      int64_t first = p.mode == MabMode::Rows
+                          ? p.outBase + j * p.nqo + ti
+                          : p.outBase + j * p.tilesPerMab + ti;
+      int64_t stride = p.mode == MabMode::Rows ? p.nqo : p.tilesPerMab;
+      out.step({"hvfmar " + zero + " " + zero + " " +
+                llRun(PeMemory::GRF1, accAt(p, ti, j)) + " " +
+                lwRun(PeMemory::GRF1, first, stride)});
+    }
+  out.nop(2);
+}
+
+/// Gathers every MAB's outputs into its L1BM in the order of C's rows, then
+/// every L1BM's pieces into the L2BM.
+void emitGather(VsmWriter &out, const Plan &p) {
+  if (p.mode == MabMode::Slot) {
+    // Quad j of MAB m lands at L1BM quad 16 j + m: C's order.
+    for (int64_t j = 0; j < p.mabQuads; j += 4) {
+      std::array<int64_t, 4> src;
+      for (int c = 0; c < 4; ++c) {
+        int64_t q = j + c;
+        int64_t row = p.tilesDivide16 ? q : q / p.tilesPerMab;
+        int64_t ti = p.tilesDivide16 ? 0 : q % p.tilesPerMab;
+        src[c] = outputLongWord(p, row, ti);
+      }
+      out.step({"l1bmd " + lwAny(PeMemory::GRF1, src) + " " +
+                l1bmOperand(kL1bmOut + 64 * j)});
+    }
+  } else {
+    // Runs of four quads, each from the MAB whose rows they are.
+    int64_t perMab = p.r0 * p.nqo;
+    for (unsigned m = 0; m < 16; ++m)
+      for (int64_t q0 = 0; q0 < perMab; q0 += 4) {
+        std::array<int64_t, 4> src;
+        for (int c = 0; c < 4; ++c) {
+          int64_t q = std::min(q0 + c, perMab - 1);
+          src[c] = outputLongWord(p, q / p.nqo, q % p.nqo);
+        }
+        out.step({"l1bmm@" + std::to_string(m) + " " +
+                  lwAny(PeMemory::GRF1, src) + " " +
+                  l1bmOperand(kL1bmOut + 4 * (int64_t(m) * perMab + q0))});
+      }
+  }
+  out.nop();
+  int64_t pieces = p.r1 * p.nqo * kQuadLongWords / kL2bmStepLongWords;
+  for (unsigned k = 0; k < 8; ++k)
+    for (int64_t i = 0; i < pieces; ++i)
+      out.step({"l2bm@" + std::to_string(k) + " " +
+                l1bmOperand(kL1bmOut + 64 * i) + " " +
+                l2bmOperand(kL2bmOut + (int64_t(k) * pieces + i) * 64)});
+  // An MV may read the L2BM once the writes have landed.
+  out.nop(2);
+}
+
+/// Stores each active L2B's image of C rows.
+void emitStore(VsmWriter &out, const Plan &p, const Chunk &c) {
+  const DramForm &C = p.spec->out;
+  int64_t rowLw = C.rowLongWords();
+  int64_t imageLw = rowsPerL2b(p) * rowLw;
+  int64_t blockEnd = C.base + C.groupLongWords();
+  std::vector<unsigned> tags;
+  for (unsigned l = 0; l < c.l2bs; ++l) {
+    int64_t firstRow = int64_t(l) * rowsPerL2b(p);
+    if (firstRow >= c.rows)
+      break;
+    int64_t local = c.first + firstRow -
+                    (p.uniform ? 0 : int64_t(c.group) * C.rowsPerGroup());
+    int64_t address = C.base + local * rowLw;
+    int64_t length = std::min(imageLw, blockEnd - address);
+    length = roundUp(length, kMvUnitLongWords);
+    if (length <= 0)
+      continue;
+    unsigned tag = out.newTag();
+    tags.push_back(tag);
+    std::string size = "/n" + std::to_string(length) + VsmWriter::tagName(tag);
+    if (p.uniform)
+      out.statement("mvp" + size + " $lc" + std::to_string(kL2bmOut) + "@." +
+                    std::to_string(l) + " $d" + std::to_string(address));
+    else
+      out.statement("mvp" + size + " $lc" + std::to_string(kL2bmOut) + "@0." +
+                    std::to_string(l) + " $d" + std::to_string(address) + "@" +
+                    std::to_string(c.group));
+  }
+  for (unsigned tag : tags)
+    out.wait(tag);
+}
+
+} // namespace
+
+bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
+                       KernelDescription &description, std::string &error) {
+  Plan p;
+  if (!makePlan(spec, p, error))
+    return false;
+  const MatrixUnit &u = *spec.unit;
+  const BiasSpec &bias = spec.bias;
+  description.generator = "gemm";
+  description.variant =
+      std::string(deviceTypeName(u.type)) +
+      (p.mode == MabMode::Slot ? ", quads over MABs" : ", rows over MABs") +
+      (p.uniform ? ", four groups" : ", group 0");
+  description.parameters.push_back({"rows per L1B", std::to_string(p.r1)});
+  description.parameters.push_back(
+      {"tiles per MAB", std::to_string(p.tilesPerMab)});
+  description.parameters.push_back({"K phases", std::to_string(p.phases)});
+  description.parameters.push_back({"chunks", std::to_string(p.chunks.size())});
+
+  PeSetup setup(out);
+  // T offsets of A and of the bias, each in GRF1.
+  std::vector<int64_t> l1b, mab;
+  offsetTables(p, l1b, mab, p.rowStride, 0);
+  setup.offsetTable({}, l1b, mab, kTaLw);
+  bool halfOut = u.type == DeviceType::Half && p.outPerTile == 1;
+  if (bias.kind != BiasSpec::Kind::None) {
+    int64_t perRow = bias.kind == BiasSpec::Kind::Matrix ? p.biasRowQuads
+                     : bias.kind == BiasSpec::Kind::Column ? 1
+                                                           : 0;
+    int64_t perTile =
+        bias.kind == BiasSpec::Kind::Row || bias.kind == BiasSpec::Kind::Matrix
+            ? 1
+            : 0;
+    offsetTables(p, l1b, mab, perRow, perTile);
+    setup.offsetTable({}, l1b, mab, kTbLw);
+    if (p.biasMatrixPath && !buildBiasTile(out, setup, p, error))
+      return false;
+    if (u.type == DeviceType::Double && bias.beta != 1 && !p.biasMatrixPath) {
+      double d = bias.beta;
+      uint64_t bits;
+      std::memcpy(&bits, &d, 8);
+      if (uint32_t(bits) != 0) {
+        error = "a double bias scale needs a 32-bit payload";
+        return false;
+      }
+      out.step({"immu " + immWord(uint32_t(bits >> 32)) + " " +
+                llFixed(PeMemory::GRF0, 0)});
+      out.nop(2);
+    }
+  }
+  if (halfOut || bias.kind != BiasSpec::Kind::None)
+    emitConstants(out, p);
+
+  ConstantStream stream;
+  stream.peLongWords = p.tileLw;
+  stream.mabBroadcast = p.b.mabBroadcast;
+  int64_t streamLw = constantStreamLongWords(p.tileLw, stream.mabBroadcast);
+  int64_t loadedBatch = -1, loadedPhase = -1;
+  for (const Chunk &c : p.chunks) {
+    for (int64_t phase = 0; phase < p.phases; ++phase) {
+      if (c.batch != loadedBatch || phase != loadedPhase) {
+        stream.base = spec.bBase + (c.batch * p.phases + phase) * streamLw;
+        loadConstantStream(out, stream, PeMemory::LM1, 0, kL2bmStream,
+                           kL1bmStream);
+        loadedBatch = c.batch;
+        loadedPhase = phase;
+      }
+      std::vector<LoadUnit> units = chunkUnits(p, c, phase);
+      if (!loadImages(out, setup, u, units, imageBudget(), error))
+        return false;
+      // Block floats in place: the A image, and the bias quads the matrix
+      // path multiplies.
+      int64_t aEnd = 0, bEnd = 0;
+      for (const ImageQuad &q : units[0].quads) {
+        if (q.slot < p.biasBase)
+          aEnd = std::max(aEnd, q.slot + 1);
+        else
+          bEnd = std::max(bEnd, q.slot + 1);
+      }
+      std::string bfn = std::string(1, u.prefix) + "bfn ";
+      for (int64_t s = 0; s < aEnd; s += 4)
+        out.step({bfn + lwRun(PeMemory::LM0, s) + " " +
+                  lwRun(PeMemory::LM0, s)});
+      if (p.biasMatrixPath && phase == 0)
+        for (int64_t s = p.biasBase; s < bEnd; s += 4)
+          out.step({bfn + lwRun(PeMemory::LM0, s) + " " +
+                    lwRun(PeMemory::LM0, s)});
+      out.nop(2);
+      bool biased = bias.kind != BiasSpec::Kind::None && phase == 0;
+      if (biased) {
+        setup.loadT(kTbLw);
+        if (p.biasMatrixPath) {
+          emitBiasMatrix(out, p);
+        } else {
+          int64_t unused;
+          emitBiasVector(out, p, unused);
+        }
+      }
+      setup.loadT(kTaLw);
+      // The K-chunk slots of this phase's image.
+      AImage image;
+      spec.a->image(unitFirstRow(p, c, 0, 0), rowsPerL2b(p),
+                    phase * p.kcPerPhase, p.kcPerPhase, image);
+      ProductSchedule schedule(0);
+      int64_t regFree[2] = {0, 0};
+      std::map<int64_t, int64_t> accReady;
+      int load = 0;
+      int64_t kcs = std::min(p.kcPerPhase, p.kc - phase * p.kcPerPhase);
+      for (int64_t ti = 0; ti < p.tilesPerMab; ++ti)
+        for (int64_t k = 0; k < kcs; ++k, ++load) {
+          int which = load % 2;
+          int64_t at = (ti * p.kcPerPhase + k) * u.tilePeLongWords;
+          int64_t written = regFree[which] - 1;
+          for (const std::string &w : tileWrites(u, at, which))
+            written = schedule.placeWrite(written + 1, w);
+          int64_t last = written;
+          for (int64_t j = 0; j < p.mabRows; j += 4) {
+            int64_t acc = accAt(p, ti, j);
+            bool first = !biased && phase == 0 && k == 0;
+            std::vector<std::string> steps = productSteps(
+                u, which, rowSlots(p, j, image.kcSlot[size_t(k)]), acc, first);
+            int64_t ready = accReady.count(acc) ? accReady[acc] : 0;
+            int64_t end = schedule.placeProduct(std::max(written + 1, ready),
+                                                steps);
+            accReady[acc] = end + 3;
+            last = std::max(last, end);
+          }
+          regFree[which] = last + 1;
+        }
+      schedule.emit(out);
+      out.nop(2);
+    }
+    emitConversion(out, p);
+    emitGather(out, p);
+    emitStore(out, p, c);
+  }
+  return true;
+}

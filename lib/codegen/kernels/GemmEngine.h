@@ -1,0 +1,192 @@
+//===- GemmEngine.h - Matrix products on the MAU's matrix unit --*- C++ -*-===//
+//
+// The engine behind the Gemm, MatMul and Conv kernels (docs/codegen.md, G1-
+// G12). Every product is cast as
+//
+//   C[r, n] = sum_k A[r, k] B[k, n] (+ beta * bias)
+//
+// over "compute rows" r (the rows of C for Gemm and MatMul, output pixels
+// for Conv), computed tile by tile on the matrix unit: a tile is one K-chunk
+// (the elements of one DRAM quad along K) by one N-tile (the elements of one
+// quad of C), held in a matrix register as block floats; each step
+// multiplies it with four rows of A, one a cycle.
+//
+//   precision     unit  K-chunk x N-tile  tile lw/PE  accumulator lw/PE/row
+//   half          hm*   16 x 16           16          2 (four singles)
+//   single        gm*    8 x 8             8          1 (two singles)
+//   double        dm*    4 x 4             4          1 (one double)
+//
+// The work is spread over the machine by rows (groups, L2Bs, L1Bs) and by
+// output quads inside an L1B (MABs); A reaches every MAB of an L2B by
+// broadcast and each MAB picks its rows through the T register (LM0 read
+// through T), B tiles are packed per MAB.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MNCC_LIB_CODEGEN_KERNELS_GEMMENGINE_H
+#define MNCC_LIB_CODEGEN_KERNELS_GEMMENGINE_H
+
+#include "mncc/codegen/DramForm.h"
+#include "mncc/codegen/Kernel.h"
+#include "mncc/codegen/VsmWriter.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mncc::codegen::gemm {
+
+//===----------------------------------------------------------------------===//
+// Matrix unit geometry
+//===----------------------------------------------------------------------===//
+
+struct MatrixUnit {
+  DeviceType type = DeviceType::Half;
+  /// Opcode prefix: 'h', 'g' or 'd'.
+  char prefix = 'h';
+  /// Elements of one quad (K-chunk) and of one N-tile.
+  int kChunk = 16;
+  int nTile = 16;
+  /// Elements of a long word.
+  int perLongWord = 4;
+  /// Long words per PE one tile takes (its rows, one long word each).
+  int tilePeLongWords = 16;
+  /// Accumulator long words per PE and row.
+  int accPeLongWords = 2;
+  /// mwrite steps per tile, product steps per four rows.
+  int writeSteps = 2;
+  int productSteps = 1;
+};
+
+/// The unit for an operand format (Half, Single or Double).
+const MatrixUnit &matrixUnitFor(DeviceType type);
+
+//===----------------------------------------------------------------------===//
+// Operands
+//===----------------------------------------------------------------------===//
+
+/// One quad (four long words, one per PE of a MAB) an image needs: where it
+/// comes from in DRAM, how many of its elements are real (the rest is
+/// padding, possibly garbage, cleared on the way in), and its LM0 slot (the
+/// long word address each PE of the MAB keeps its long word at).
+struct ImageQuad {
+  int64_t slot = 0;
+  /// Group whose DRAM holds it; kZeroQuad for a quad of zeros, kNoQuad for
+  /// a slot nothing needs (rows past the tensor).
+  int group = -1;
+  static constexpr int kZeroQuad = -1;
+  static constexpr int kNoQuad = -2;
+  int64_t address = 0;
+  int valid = 0;
+};
+
+/// The rows of A for a block of compute rows, as the engine places them in
+/// LM0: compute row r (counted from the block's first) and K-chunk kc live
+/// at slot r * rowStride + kcSlot[kc]. Linear in r, so a MAB reads its own
+/// rows by adding a constant offset through T.
+struct AImage {
+  int64_t rowStride = 0;
+  std::vector<int64_t> kcSlot;
+  /// Slots the image covers, [0, slots).
+  int64_t slots = 0;
+  std::vector<ImageQuad> quads;
+};
+
+/// Provides A: the image of compute rows [first, first + count) for the
+/// work of group `group` (the rows the group computes; the quads may live
+/// in any group's DRAM).
+class AOperand {
+public:
+  virtual ~AOperand();
+  virtual int64_t kChunks() const = 0;
+  /// Slots one compute row takes in an image of kcWidth K-chunks.
+  virtual int64_t rowStride(int64_t kcWidth) const = 0;
+  /// The image of compute rows [first, first + count) for K-chunks
+  /// [kcBegin, kcBegin + kcWidth) (clipped to kChunks()), slots counted
+  /// from 0; kcSlot[kc - kcBegin]. Quads of rows past the tensor are zeros,
+  /// or, where the rows' DRAM block has room, whatever the block holds
+  /// there (the engine never stores their results where they are read).
+  virtual void image(int64_t first, int64_t count, int64_t kcBegin,
+                     int64_t kcWidth, AImage &image) const = 0;
+};
+
+/// A constant B: the tile of K-chunk kc of sub-problem `batch` whose
+/// matrix row i computes output column columns[i] (-1: none), as block
+/// floats, tilePeLongWords long words per PE (PE p's at [p * tilePeLongWords,
+/// (p + 1) * tilePeLongWords), row i at long word i).
+class BOperand {
+public:
+  virtual ~BOperand();
+  virtual void tile(int64_t batch, int64_t kc, const int64_t *columns,
+                    uint64_t *peLongWords) const = 0;
+};
+
+/// How beta * bias reaches the accumulators.
+struct BiasSpec {
+  enum class Kind { None, Row, Matrix, Column, Scalar } kind = Kind::None;
+  /// The bias tensor (operand format).
+  DramForm form;
+  float beta = 1;
+};
+
+/// One run of compute rows sharing one B (a batch of a batched MatMul).
+struct SubProblem {
+  int64_t firstRow = 0;
+  int64_t rows = 0;
+  int64_t batch = 0;
+};
+
+struct ProductSpec {
+  const MatrixUnit *unit = nullptr;
+  DeviceType outType = DeviceType::Half;
+  /// C in DRAM; compute row r is C row r.
+  DramForm out;
+  int64_t n = 0;
+  int64_t k = 0;
+  std::vector<SubProblem> subProblems;
+  const AOperand *a = nullptr;
+  const BOperand *b = nullptr;
+  /// DRAM address of the packed B image (packBImage), every group.
+  int64_t bBase = 0;
+  BiasSpec bias;
+};
+
+/// Quad `quad` of row `row` of a tensor in its DRAM form (rows past the
+/// tensor: the last group's block tail while the block lasts, else no quad
+/// at all), with its real elements out of perQuad.
+ImageQuad rowQuad(const DramForm &form, int64_t row, int64_t quad,
+                  int perQuad);
+
+/// Emits the product; on failure a message naming the problem.
+bool emitProduct(const ProductSpec &spec, VsmWriter &out,
+                 KernelDescription &description, std::string &error);
+
+//===----------------------------------------------------------------------===//
+// Constant images
+//===----------------------------------------------------------------------===//
+
+/// How the engine arranges B tiles in DRAM: the plan's choice of which MABs
+/// hold which tiles, reproduced on the host.
+struct BLayout {
+  /// Tiles each MAB holds, in LM1 order, per MAB index (0..15); empty when
+  /// every MAB holds the same list (mabTiles[0]).
+  std::vector<std::vector<int64_t>> mabTiles;
+  bool mabBroadcast = false;
+  int64_t kChunks = 0;
+  /// Long words per PE of one sub-problem's tiles, and of the DRAM image.
+  int64_t peLongWords = 0;
+  int64_t imageLongWords = 0;
+};
+
+/// The plan's B layout for a spec (what packConstant must write).
+bool planBLayout(const ProductSpec &spec, BLayout &layout, std::string &error);
+/// The DRAM image (every group the same) of all sub-problems' tiles.
+void packBImage(const ProductSpec &spec, const BLayout &layout,
+                DramImage &image);
+
+} // namespace mncc::codegen::gemm
+
+#endif // MNCC_LIB_CODEGEN_KERNELS_GEMMENGINE_H

@@ -1,0 +1,230 @@
+//===- GemmTest.cpp - Gemm and MatMul kernels on the emulator -------------===//
+//
+// Every case runs the kernel on memory filled with random bytes, expects no
+// hazard, and compares with pfvm:cpu on the same inputs. The inputs are
+// first rounded to the device format, so the tolerance measures the
+// matrix unit, not the conversion (docs/codegen.md G11):
+//   half:   A and B become block floats of 9 significant bits per block of
+//           16 (2^-9 of the block's largest element), the products are
+//           exact and summed exactly, the result is rounded to half
+//           (2^-10): |error| <= 2^-8 sqrt(K) max|a| max|b| + 2^-9 |C|;
+//   single: pseudo-single block floats keep 18 bits (truncated):
+//           2^-16 sqrt(K) max|a| max|b| + 2^-20 |C|;
+//   double: block floats of the full 53 bits: 2^-50 K + 2^-52 |C|.
+// The inputs are uniform in [-1, 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/reference/SimpleContext.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+
+namespace {
+
+reference::Attribute intAttr(int64_t v) {
+  reference::Attribute a;
+  a.kind = reference::Attribute::Kind::Int;
+  a.i = v;
+  return a;
+}
+
+reference::Attribute floatAttr(float v) {
+  reference::Attribute a;
+  a.kind = reference::Attribute::Kind::Float;
+  a.f = v;
+  return a;
+}
+
+struct GemmCase {
+  const char *name;
+  const char *opType;
+  std::vector<std::vector<int64_t>> inputs;
+  std::vector<int64_t> output;
+  DeviceType type;
+  bool transA = false, transB = false;
+  float alpha = 1, beta = 1;
+  /// Inputs that are initializers (B by default).
+  std::vector<bool> constant = {false, true, false};
+  /// The result's format when it differs from the operands'.
+  std::optional<DeviceType> outType;
+};
+
+/// The host type the device format reads back into without loss.
+reference::DType hostTypeOf(DeviceType type) {
+  return type == DeviceType::Double ? reference::DType::Float64
+                                    : reference::DType::Float32;
+}
+
+/// A float tensor rounded to what the device holds (as its host type).
+reference::Tensor deviceRounded(const reference::Tensor &t, DeviceType type) {
+  reference::DType host = hostTypeOf(type);
+  reference::Tensor out(host, t.shape());
+  std::vector<uint64_t> bits(size_t(t.numElements()));
+  hostToDevice(t.dtype(), t.raw(), type, bits.data(), t.numElements());
+  deviceToHost(type, bits.data(), host, out.raw(), t.numElements());
+  return out;
+}
+
+reference::Tensor referenceOf(const GemmCase &c,
+                              const std::vector<reference::Tensor> &in) {
+  std::vector<reference::Value> values;
+  for (const reference::Tensor &t : in)
+    values.push_back(reference::Value(t));
+  reference::SimpleKernelContext context(c.opType, values, 1);
+  if (std::string(c.opType) == "Gemm") {
+    context.setInt("transA", c.transA);
+    context.setInt("transB", c.transB);
+    context.setFloat("alpha", c.alpha);
+    context.setFloat("beta", c.beta);
+  }
+  reference::Status status = context.run();
+  EXPECT_TRUE(status.ok()) << status.message();
+  return context.outputTensor(0);
+}
+
+/// The tolerance of the header comment for a product over K terms.
+void toleranceOf(DeviceType type, int64_t k, double &atol, double &rtol) {
+  double rootK = std::sqrt(double(std::max<int64_t>(k, 1)));
+  switch (type) {
+  case DeviceType::Half:
+    atol = std::ldexp(1.0, -8) * rootK;
+    rtol = std::ldexp(1.0, -9);
+    return;
+  case DeviceType::Single:
+    atol = std::ldexp(1.0, -16) * rootK;
+    rtol = std::ldexp(1.0, -20);
+    return;
+  default:
+    atol = std::ldexp(1.0, -50) * double(k);
+    rtol = std::ldexp(1.0, -52);
+    return;
+  }
+}
+
+KernelRequest requestOf(const GemmCase &c,
+                        const std::vector<reference::Tensor> &inputs) {
+  std::vector<bool> constant = c.constant;
+  constant.resize(inputs.size(), false);
+  KernelRequest request =
+      makeRequest(c.opType, inputs, {c.output}, c.type, constant);
+  if (c.outType)
+    request.outputs[0].form =
+        DramForm::canonical(*c.outType, request.outputs[0].form.shape);
+  if (std::string(c.opType) == "Gemm") {
+    request.attributes["transA"] = intAttr(c.transA);
+    request.attributes["transB"] = intAttr(c.transB);
+    request.attributes["alpha"] = floatAttr(c.alpha);
+    request.attributes["beta"] = floatAttr(c.beta);
+  }
+  return request;
+}
+
+/// Runs a case; returns the comparison and fills `run`.
+Comparison runCase(const GemmCase &c, KernelRun &run, std::string &error,
+                   bool &ran) {
+  std::vector<reference::Tensor> inputs;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    inputs.push_back(
+        deviceRounded(randomTensor(c.inputs[i], 11 + i), c.type));
+  KernelRequest request = requestOf(c, inputs);
+  DeviceType outType = c.outType ? *c.outType : c.type;
+  ran = runKernel(request, inputs, hostTypeOf(outType), run, error);
+  if (!ran)
+    return {};
+  reference::Tensor expected = referenceOf(c, inputs);
+  int64_t k = std::string(c.opType) == "Gemm"
+                  ? c.inputs[0][c.transA ? 0 : 1]
+                  : c.inputs[0].back();
+  double atol, rtol;
+  toleranceOf(c.type, k, atol, rtol);
+  if (outType == DeviceType::Single && c.type == DeviceType::Half)
+    rtol = std::ldexp(1.0, -20); // no rounding to half at the end
+  Comparison cmp = compareTensors(run.outputs[0], expected, atol, rtol);
+  if (std::getenv("GEMM_DEBUG"))
+    std::printf("%s: max abs %g (atol %g), max rel %g, %llu cycles, %s\n",
+                c.name, cmp.maxAbs, atol, cmp.maxRel,
+                (unsigned long long)run.stats.Cycles,
+                run.description.variant.c_str());
+  if (std::getenv("GEMM_PROGRAM"))
+    std::printf("%s\n", run.program.c_str());
+  return cmp;
+}
+
+class GemmKernel : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(GemmKernel, MatchesTheReferenceOnRandomMemory) {
+  const GemmCase &c = GetParam();
+  KernelRun run;
+  std::string error;
+  bool ran = false;
+  Comparison cmp = runCase(c, run, error, ran);
+  ASSERT_TRUE(ran) << error;
+  EXPECT_EQ(run.description.generator, "gemm");
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  EXPECT_TRUE(cmp.within) << cmp.firstMismatch << " (max abs " << cmp.maxAbs
+                          << ") " << run.description.variant;
+}
+
+constexpr DeviceType H = DeviceType::Half;
+constexpr DeviceType S = DeviceType::Single;
+constexpr DeviceType D = DeviceType::Double;
+
+GemmCase gemm(const char *name, std::vector<std::vector<int64_t>> in,
+              std::vector<int64_t> out, DeviceType type, bool transB = false,
+              float alpha = 1, float beta = 1) {
+  GemmCase c{name, "Gemm", std::move(in), std::move(out), type};
+  c.transB = transB;
+  c.alpha = alpha;
+  c.beta = beta;
+  return c;
+}
+
+GemmCase matmul(const char *name, std::vector<std::vector<int64_t>> in,
+                std::vector<int64_t> out, DeviceType type) {
+  return GemmCase{name, "MatMul", std::move(in), std::move(out), type};
+}
+
+// The shapes and attributes of the ONNX node tests test_gemm_* and
+// test_matmul_* (B an initializer here), in each precision.
+INSTANTIATE_TEST_SUITE_P(
+    OnnxNodeTests, GemmKernel,
+    ::testing::Values(
+        gemm("alpha_half", {{3, 5}, {5, 4}, {1, 4}}, {3, 4}, H, false, 0.5f),
+        gemm("alpha_single", {{3, 5}, {5, 4}, {1, 4}}, {3, 4}, S, false, 0.5f),
+        gemm("beta_half", {{2, 7}, {7, 4}, {1, 4}}, {2, 4}, H, false, 1, 0.5f),
+        gemm("beta_double", {{2, 7}, {7, 4}, {1, 4}}, {2, 4}, D, false, 1,
+             0.5f),
+        gemm("matrix_bias_half", {{3, 6}, {6, 4}, {3, 4}}, {3, 4}, H),
+        gemm("matrix_bias_single", {{3, 6}, {6, 4}, {3, 4}}, {3, 4}, S),
+        gemm("no_bias_double", {{2, 10}, {10, 3}}, {2, 3}, D),
+        gemm("no_bias_half", {{2, 10}, {10, 3}}, {2, 3}, H),
+        gemm("scalar_bias_half", {{2, 3}, {3, 4}, {}}, {2, 4}, H),
+        gemm("scalar_bias_single", {{2, 3}, {3, 4}, {}}, {2, 4}, S),
+        gemm("single_elem_bias_half", {{3, 7}, {7, 3}, {1}}, {3, 3}, H),
+        gemm("single_elem_bias_double", {{3, 7}, {7, 3}, {1}}, {3, 3}, D),
+        gemm("vector_bias_half", {{2, 7}, {7, 4}, {1, 4}}, {2, 4}, H),
+        gemm("vector_bias_single", {{2, 7}, {7, 4}, {1, 4}}, {2, 4}, S),
+        gemm("zero_bias_half", {{3, 5}, {5, 4}, {1, 4}}, {3, 4}, H),
+        gemm("transposeB_half", {{3, 6}, {4, 6}, {1, 4}}, {3, 4}, H, true),
+        gemm("transposeB_double", {{3, 6}, {4, 6}, {1, 4}}, {3, 4}, D, true),
+        matmul("matmul_2d_half", {{3, 4}, {4, 3}}, {3, 3}, H),
+        matmul("matmul_2d_single", {{3, 4}, {4, 3}}, {3, 3}, S),
+        matmul("matmul_2d_double", {{3, 4}, {4, 3}}, {3, 3}, D),
+        matmul("matmul_3d_half", {{2, 3, 4}, {2, 4, 3}}, {2, 3, 3}, H),
+        matmul("matmul_4d_single", {{1, 2, 3, 4}, {1, 2, 4, 3}}, {1, 2, 3, 3},
+               S)),
+    [](const ::testing::TestParamInfo<GemmCase> &info) {
+      return std::string(info.param.name);
+    });
+
+} // namespace
