@@ -1,0 +1,258 @@
+//===- Cast.cpp - Conversions between the device's floating formats -------===//
+//
+// Cast between half, single and double tensors of one shape and DRAM order
+// (the dtype planner puts them around the matrix products under
+// float_dtype=mixed). The MAU does the conversions: its output reduction
+// rounds once to nearest even into the narrower format, with overflow to
+// infinity and no subnormals (docs/target/mncore2.md, "Conversions"), and
+// the "e" operand option extends exactly.
+//
+// A long word of the result holds a different number of elements than one
+// of the source, so an element changes PE under any spread of both. The
+// kernel spreads the result (l1bmd, PE q gets result long word 64 j + q of
+// its pass), broadcasts the matching source range of its L1B to every PE
+// (l1bmp, into LM0), and each PE reads the source it needs through the T
+// register: T holds q times the words per result long word, plus the
+// cycle's share, once for the whole kernel, so every step's $mt address
+// is PE-uniform in the code and PE-specific in effect (C1-C3 of Cast).
+// Broadcasting costs the L1B one long word a cycle per PE... two, with
+// double long words: more than the DRAM's share of 1.3 a cycle per L1B.
+//
+// Rows whose padded extents differ between the formats (a row of 4
+// singles pads to 8, of 4 halves to 16) shift every element by the
+// difference once per row; those are left to the general kernel, as is
+// double to half, which through single would round twice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ActivationSpread.h"
+#include "Generators.h"
+
+#include <cstring>
+
+using namespace mncc;
+using namespace mncc::codegen;
+
+namespace {
+
+/// LM0 words of source read per result long word, per cycle of a step
+/// (the T table's stride), and the expression pattern.
+struct Conversion {
+  DeviceType from, to;
+  /// Source long words per result long word, as a fraction num / den.
+  int64_t num = 1, den = 1;
+  /// T = (q << shl) >> shr words + cycle * cycleWords.
+  unsigned shl = 0, shr = 0;
+  int64_t cycleWords = 0;
+  const char *name = "";
+};
+
+bool conversionOf(DeviceType from, DeviceType to, Conversion &c,
+                  std::string &whyNot) {
+  c.from = from;
+  c.to = to;
+  using D = DeviceType;
+  if (from == to) {
+    c = {from, to, 1, 1, 1, 0, 128, "copy"};
+  } else if (from == D::Single && to == D::Half) {
+    c = {from, to, 2, 1, 2, 0, 256, "single to half"};
+  } else if (from == D::Double && to == D::Single) {
+    c = {from, to, 2, 1, 2, 0, 256, "double to single"};
+  } else if (from == D::Half && to == D::Single) {
+    c = {from, to, 1, 2, 0, 0, 64, "half to single"};
+  } else if (from == D::Single && to == D::Double) {
+    c = {from, to, 1, 2, 0, 0, 64, "single to double"};
+  } else if (from == D::Half && to == D::Double) {
+    c = {from, to, 1, 4, 0, 1, 32, "half to double"};
+  } else if (from == D::Double && to == D::Half) {
+    whyNot = "double to half would round twice through single";
+    return false;
+  } else {
+    whyNot = "not a conversion between floating formats";
+    return false;
+  }
+  // The identity reads two words per long word: q << 1.
+  if (from == to)
+    c.shl = 1;
+  return true;
+}
+
+bool analyse(const KernelRequest &request, Conversion &c, std::string &whyNot) {
+  if (request.inputs.size() != 1 || request.outputs.size() != 1) {
+    whyNot = "expects one input and one output";
+    return false;
+  }
+  const DramForm &x = request.inputs[0].form;
+  const DramForm &y = request.outputs[0].form;
+  if (!isFloatingDeviceType(x.type) || !isFloatingDeviceType(y.type)) {
+    whyNot = "only floating formats";
+    return false;
+  }
+  if (!conversionOf(x.type, y.type, c, whyNot))
+    return false;
+  if (x.shape != y.shape || x.order != y.order || x.groups != y.groups) {
+    whyNot = "source and result of different shapes, orders or groups";
+    return false;
+  }
+  if (x.innerPadded() != y.innerPadded()) {
+    whyNot = "rows of " + std::to_string(x.innerExtent()) +
+             " pad to different extents in " +
+             std::string(deviceTypeName(x.type)) + " and " +
+             std::string(deviceTypeName(y.type));
+    return false;
+  }
+  return true;
+}
+
+uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+class CastGenerator : public KernelGenerator {
+public:
+  const char *name() const override { return "cast"; }
+
+  bool matches(const KernelRequest &request,
+               std::string &whyNot) const override {
+    if (request.opType != "Cast")
+      return false;
+    Conversion c;
+    return analyse(request, c, whyNot);
+  }
+
+  bool emit(const KernelRequest &request, VsmWriter &out,
+            KernelDescription &description, std::string &error) const override {
+    Conversion c;
+    if (!analyse(request, c, error))
+      return false;
+    const DramForm &x = request.inputs[0].form;
+    const DramForm &y = request.outputs[0].form;
+    // Result long words per PE and pass: the broadcast source range, at
+    // most 2048 long words (LM0), and whole MV units.
+    int64_t pass = std::min<int64_t>(1024, 32 * c.den / c.num);
+    pass = pass / 4 * 4;
+    AlignedSpread result(y, 4);
+    int64_t share = result.peLongWords() * kPesPerL1b;
+    description.generator = name();
+    description.variant = std::string(c.name) + ", " +
+                          std::to_string(result.peLongWords()) +
+                          " result long words per PE";
+    description.parameters.push_back(
+        {"gather",
+         "l1bmp source, $mt reads, passes of " + std::to_string(pass) + " lw"});
+
+    // T: q's source words plus the cycle's, once (manual 3.3.3: the LM0
+    // address through T adds T's low word).
+    auto imm = [&](uint32_t bits, const std::string &to) {
+      char payload[24];
+      std::snprintf(payload, sizeof payload, "ui\"0x%08x\"", bits);
+      out.step({std::string("imm ") + payload + " " + to});
+    };
+    imm(c.shl ? c.shl : c.shr, peOperand(PeMemory::GRF0, Width::Long, 0, 0));
+    for (int64_t cycle = 0; cycle < 4; ++cycle)
+      imm(uint32_t(cycle * c.cycleWords),
+          peOperand(PeMemory::GRF1, Width::Long, 2 * cycle, 0));
+    // Half to double: PEs of odd q take the low single of their word; 1
+    // and 5 as 64-bit lanes (GRF0 and GRF1 long word 4).
+    bool parity = c.from == DeviceType::Half && c.to == DeviceType::Double;
+    if (parity) {
+      imm(0, peOperand(PeMemory::GRF0, Width::Word, 8, 0));
+      imm(1, peOperand(PeMemory::GRF0, Width::Word, 9, 0));
+      imm(0, peOperand(PeMemory::GRF1, Width::Word, 8, 0));
+      imm(5, peOperand(PeMemory::GRF1, Width::Word, 9, 0));
+    }
+    out.nop();
+    out.step({std::string(c.shl ? "ilsl" : "ilsr") + " $peid " +
+              peOperand(PeMemory::GRF0, Width::Long, 0, 0) + " " +
+              peOperand(PeMemory::GRF0, Width::Long, 2, 0)});
+    if (parity)
+      out.step({"land $peid " + peOperand(PeMemory::GRF0, Width::Long, 8, 0) +
+                " " + peOperand(PeMemory::GRF0, Width::Long, 16, 0)});
+    out.nop();
+    out.step({"iadd " + peOperand(PeMemory::GRF0, Width::Long, 2, 0) + " " +
+              peOperandFlat(PeMemory::GRF1, Width::Long, {0, 2, 4, 6}) +
+              " $t"});
+    if (parity) {
+      // 32 (q mod 2) as a 64-bit shift: GRF0 long word 8.
+      out.nop();
+      out.step({"llsl " + peOperand(PeMemory::GRF0, Width::Long, 16, 0) + " " +
+                peOperand(PeMemory::GRF1, Width::Long, 8, 0) + " " +
+                peOperand(PeMemory::GRF0, Width::Long, 16, 0)});
+    }
+    // An ALU write of T two steps before a $mt read (H8).
+    out.nop(2);
+
+    for (int64_t first = 0; first < result.peLongWords(); first += pass) {
+      int64_t count = std::min(pass, result.peLongWords() - first);
+      int64_t sourceLongWords = kPesPerL1b * count * c.num / c.den;
+      L1bRanges ranges;
+      ranges.base = x.base + first * kPesPerL1b * c.num / c.den;
+      ranges.l1bStride = share * c.num / c.den;
+      ranges.l2bStride = ranges.l1bStride * kL1bsPerL2b;
+      ranges.longWords = sourceLongWords;
+      ranges.limit = x.groupLongWords() - first * kPesPerL1b * c.num / c.den;
+      ranges.onlyGroup0 = x.groups == 1;
+      emitDramToL1bm(out, ranges, 0, 0);
+      emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
+                   sourceLongWords);
+      // Step s makes result long words 4 s .. 4 s + 3 (one a cycle).
+      int64_t stepWords = 4 * c.cycleWords;
+      auto source = [&](int64_t s, int64_t offset, bool longWord) {
+        return std::string(longWord ? "$lmt" : "$mt") +
+               std::to_string(s * stepWords + offset);
+      };
+      int64_t steps = count / 4;
+      if (c.from == c.to) {
+        for (int64_t s = 0; s < steps; ++s)
+          out.step({"lpassa " + source(s, 0, true) + " " +
+                    peOperand(PeMemory::LM1, Width::Long, 8 * s)});
+      } else if (c.num == 2) {
+        // Two source long words per result long word: high and low word.
+        const char *op = c.from == DeviceType::Single ? "fvpassar" : "dvpassar";
+        for (int64_t s = 0; s < steps; ++s)
+          for (int64_t half = 0; half < 2; ++half)
+            out.step({std::string(op) + " " + source(s, 2 * half, true) + " " +
+                      peOperand(PeMemory::LM1, Width::Word, 8 * s + half, 2)});
+      } else if (!parity) {
+        const char *op = c.to == DeviceType::Single ? "fvpassa" : "dvpassa";
+        for (int64_t s = 0; s < steps; ++s)
+          out.step({std::string(op) + " " + source(s, 0, false) + "e " +
+                    peOperand(PeMemory::LM1, Width::Long, 8 * s)});
+      } else {
+        // Both halves of the word to singles (GRF1), the PE's own one to
+        // the top, then to double. Phase by phase: every phase is at least
+        // three steps apart from the one it reads when there are three
+        // steps; fewer wait.
+        for (int64_t s = 0; s < steps; ++s)
+          out.step({"fvpassa " + source(s, 0, false) + "e " +
+                    peOperand(PeMemory::GRF1, Width::Long, 16 + 8 * s)});
+        out.nop(unsigned(std::max<int64_t>(0, 3 - steps)));
+        for (int64_t s = 0; s < steps; ++s)
+          out.step({"llsl " +
+                    peOperand(PeMemory::GRF1, Width::Long, 16 + 8 * s) + " " +
+                    peOperand(PeMemory::GRF0, Width::Long, 16, 0) + " " +
+                    peOperand(PeMemory::GRF1, Width::Long, 16 + 8 * s)});
+        out.nop(unsigned(std::max<int64_t>(0, 2 - steps)));
+        for (int64_t s = 0; s < steps; ++s)
+          out.step({"dvpassa " +
+                    peOperand(PeMemory::GRF1, Width::Long, 16 + 8 * s) + "e " +
+                    peOperand(PeMemory::LM1, Width::Long, 8 * s)});
+      }
+      // MAU results land ten cycles after their step.
+      out.nop(2);
+      result.emitStore(out, first, count, PeMemory::LM1, 0);
+    }
+    (void)floatBits;
+    return true;
+  }
+};
+
+std::unique_ptr<KernelGenerator> createCastGenerator() {
+  return std::make_unique<CastGenerator>();
+}
+
+} // namespace
+
+MNCC_KERNEL_GENERATOR(Cast, 100, createCastGenerator);

@@ -1,0 +1,171 @@
+//===- CastTest.cpp - Casts between device formats on the emulator --------===//
+//
+// Half <-> single <-> double over shapes of the conversions the dtype
+// planner inserts under float_dtype=mixed (LeNet-5 and small-CNN
+// activations at batch 16, NCHW and NHWC), on random-filled memory with no
+// hazard. The expected result is the host's conversion of DeviceType.h
+// (round to nearest even, overflow to infinity, no subnormals), which the
+// device must match exactly (Cast C4).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/codegen/DeviceType.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+
+namespace {
+
+struct Case {
+  std::string name;
+  DeviceType from, to;
+  std::vector<int64_t> shape;
+  std::vector<unsigned> order = {};
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+reference::DType hostTypeOf(DeviceType type) {
+  return type == DeviceType::Double ? reference::DType::Float64
+                                    : reference::DType::Float32;
+}
+
+/// Random values over the half range and beyond, with special values in
+/// front: zeros, infinities, overflow and underflow of half and single,
+/// ties of half rounding.
+reference::Tensor inputFor(const Case &c) {
+  reference::Tensor in = randomTensor(c.shape, 3, -1, 1);
+  std::vector<double> values(size_t(in.numElements()));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = double(in.data<float>()[i]) * std::ldexp(1.0, int(i % 61) - 30);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> specials = {0.0,
+                                  -0.0,
+                                  inf,
+                                  -inf,
+                                  1.0,
+                                  1e10,
+                                  -1e10,
+                                  1e-12,
+                                  -1e-12,
+                                  4.3e9,
+                                  1 + 1.0 / 1024,
+                                  1 + 3.0 / 1024,
+                                  1 + 1.0 / 512 + 1.0 / 1024,
+                                  3.5e38,
+                                  1e-39,
+                                  1e300};
+  for (size_t i = 0; i < specials.size() && i < values.size(); ++i)
+    values[i] = specials[i];
+  reference::Tensor host(hostTypeOf(c.from), c.shape);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (host.dtype() == reference::DType::Float64)
+      host.data<double>()[i] = values[i];
+    else
+      host.data<float>()[i] = float(values[i]);
+  }
+  return host;
+}
+
+/// The input as the device holds it, converted to the result format by
+/// the host's rules, read back.
+reference::Tensor expectedFor(const Case &c, const reference::Tensor &in) {
+  int64_t n = in.numElements();
+  // Device bits of `from`, read back exactly as doubles, then rounded to
+  // `to` by the same rules.
+  reference::Tensor wide(reference::DType::Float64, c.shape);
+  std::vector<uint8_t> packed(size_t(n) * 8);
+  EXPECT_TRUE(hostToDevice(in.dtype(), in.raw(), c.from, packed.data(), n));
+  EXPECT_TRUE(deviceToHost(c.from, packed.data(), reference::DType::Float64,
+                           wide.raw(), n));
+  std::vector<uint8_t> converted(size_t(n) * 8);
+  EXPECT_TRUE(hostToDevice(reference::DType::Float64, wide.raw(), c.to,
+                           converted.data(), n));
+  reference::Tensor expected(hostTypeOf(c.to), c.shape);
+  EXPECT_TRUE(deviceToHost(c.to, converted.data(), hostTypeOf(c.to),
+                           expected.raw(), n));
+  return expected;
+}
+
+class CastKernel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CastKernel, MatchesTheHostConversionExactly) {
+  const Case &c = GetParam();
+  reference::Tensor in = inputFor(c);
+  KernelRequest request = makeRequest("Cast", {in}, {c.shape}, c.from);
+  request.inputs[0].form = DramForm::canonical(c.from, c.shape, c.order);
+  request.outputs[0].form = DramForm::canonical(c.to, c.shape, c.order);
+  reference::Attribute to;
+  to.kind = reference::Attribute::Kind::Int;
+  to.i = c.to == DeviceType::Half ? 10 : c.to == DeviceType::Single ? 1 : 11;
+  request.attributes["to"] = to;
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, {in}, hostTypeOf(c.to), run, error)) << error;
+  EXPECT_EQ(run.description.generator, "cast");
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  Comparison comparison =
+      compareTensors(run.outputs[0], expectedFor(c, in), 0, 0);
+  EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+}
+
+using D = DeviceType;
+INSTANTIATE_TEST_SUITE_P(
+    Formats, CastKernel,
+    ::testing::Values(
+        // LeNet-5 conv1 activations (rows of 28 pad to 32 in both).
+        Case{"single_to_half_lenet", D::Single, D::Half, {16, 6, 28, 28}},
+        Case{"half_to_single_lenet", D::Half, D::Single, {16, 6, 28, 28}},
+        // The flattened LeNet input of a fully connected layer.
+        Case{"single_to_half_fc", D::Single, D::Half, {16, 784}},
+        Case{"half_to_single_fc", D::Half, D::Single, {16, 784}},
+        // Small CNN activations in NHWC (32 channels).
+        Case{"single_to_half_nhwc",
+             D::Single,
+             D::Half,
+             {16, 32, 16, 16},
+             {0, 2, 3, 1}},
+        Case{"half_to_single_nhwc",
+             D::Half,
+             D::Single,
+             {16, 32, 16, 16},
+             {0, 2, 3, 1}},
+        Case{"single_to_double", D::Single, D::Double, {16, 784}},
+        Case{"double_to_single", D::Double, D::Single, {16, 784}},
+        Case{"half_to_double", D::Half, D::Double, {16, 784}},
+        Case{"single_copy", D::Single, D::Single, {3, 4, 32}},
+        // Small: one group.
+        Case{"single_to_half_small", D::Single, D::Half, {3, 4, 16}},
+        Case{"half_to_single_small", D::Half, D::Single, {3, 4, 16}}),
+    [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
+
+TEST(CastKernel, LeavesDifferentRowPaddingAndDoubleToHalfToOthers) {
+  const KernelGenerator *cast = nullptr;
+  for (const auto &g : kernelGenerators())
+    if (std::string(g->name()) == "cast")
+      cast = g.get();
+  ASSERT_NE(cast, nullptr);
+  std::string whyNot;
+  // test_cast_FLOAT_to_FLOAT16: [3, 4]; four singles pad to 8, four
+  // halves to 16.
+  reference::Tensor small = randomTensor({3, 4}, 1);
+  KernelRequest request = makeRequest("Cast", {small}, {{3, 4}}, D::Single);
+  request.outputs[0].form = DramForm::canonical(D::Half, {3, 4});
+  EXPECT_FALSE(cast->matches(request, whyNot));
+  EXPECT_NE(whyNot.find("pad"), std::string::npos) << whyNot;
+  request = makeRequest("Cast", {small}, {{3, 4}}, D::Double);
+  request.inputs[0].form = DramForm::canonical(D::Double, {3, 16});
+  request.outputs[0].form = DramForm::canonical(D::Half, {3, 16});
+  EXPECT_FALSE(cast->matches(request, whyNot));
+  EXPECT_NE(whyNot.find("twice"), std::string::npos) << whyNot;
+}
+
+} // namespace
