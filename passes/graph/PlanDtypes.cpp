@@ -2,6 +2,7 @@
 
 #include "mncc/passes/graph/Passes.h"
 
+#include "mncc/codegen/MLIRBridge.h"
 #include "mncc/dialects/onnx/OnnxOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,7 +41,11 @@ RankedTensorType withElement(Type type, Type element) {
                                tensor.getEncoding());
 }
 
-Value createCast(OpBuilder &builder, Location loc, Value input, Type element) {
+/// A Cast named after the node it serves ("fc1/cast_in0"), so that kernels
+/// and profiles say what it is for.
+Value createCast(OpBuilder &builder, Location loc, Value input, Type element,
+                 llvm::StringRef name) {
+  loc = NameLoc::get(builder.getStringAttr(name), loc);
   OperationState state(loc, "onnx.Cast");
   state.addOperands(input);
   state.addAttribute("to", builder.getI64IntegerAttr(onnxDataTypeOf(element)));
@@ -119,11 +124,15 @@ private:
       for (OpOperand &operand : op->getOpOperands())
         if (isHalfOperandOfProduct(opType, operand.getOperandNumber()) &&
             isF32Tensor(operand.get().getType()))
-          operand.set(createCast(builder, op->getLoc(), operand.get(), half));
+          operand.set(createCast(
+              builder, op->getLoc(), operand.get(), half,
+              codegen::nodeNameOf(op) + "/cast_in" +
+                  std::to_string(operand.getOperandNumber())));
       Value result = op->getResult(0);
       result.setType(withElement(result.getType(), half));
       builder.setInsertionPointAfter(op);
-      Value back = createCast(builder, op->getLoc(), result, single);
+      Value back = createCast(builder, op->getLoc(), result, single,
+                              codegen::nodeNameOf(op) + "/cast_out");
       result.replaceAllUsesExcept(back, back.getDefiningOp());
     });
   }
@@ -143,7 +152,13 @@ private:
         builder.setInsertionPointAfter(producer);
       else
         builder.setInsertionPointToStart(value.getParentBlock());
-      Value cast = createCast(builder, before->getLoc(), value, element);
+      std::string name =
+          value.getDefiningOp()
+              ? codegen::nodeNameOf(value.getDefiningOp()) + "/cast"
+              : "input" +
+                    std::to_string(llvm::cast<BlockArgument>(value).getArgNumber()) +
+                    "/cast";
+      Value cast = createCast(builder, before->getLoc(), value, element, name);
       converted[value] = cast;
       return cast;
     };
@@ -153,7 +168,10 @@ private:
         for (OpOperand &operand : op.getOpOperands()) {
           auto tensor = llvm::dyn_cast<RankedTensorType>(operand.get().getType());
           if (tensor && tensor.getElementType() == element)
-            operand.set(createCast(builder, op.getLoc(), operand.get(), single));
+            operand.set(createCast(builder, op.getLoc(), operand.get(), single,
+                                   "output" +
+                                       std::to_string(operand.getOperandNumber()) +
+                                       "/cast"));
         }
         continue;
       }

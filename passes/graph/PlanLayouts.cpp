@@ -307,10 +307,13 @@ private:
       if (llvm::isa<func::ReturnOp, onnx::InitializerOp, onnx::NoneOp>(op) ||
           op.getName().getStringRef() == "onnx.Constant")
         continue;
-      // A Cast of a constant or of a graph input is done by the host.
+      // A Cast of a constant or of a graph input, or one whose only use is
+      // the graph's output, is done by the host when it stages the value.
       if (op.getName().getStringRef() == "onnx.Cast" &&
           (isConstantLike(op.getOperand(0)) ||
-           llvm::isa<BlockArgument>(op.getOperand(0))))
+           llvm::isa<BlockArgument>(op.getOperand(0)) ||
+           (op.getResult(0).hasOneUse() &&
+            llvm::isa<func::ReturnOp>(*op.getResult(0).getUsers().begin()))))
         continue;
       if (op.getNumRegions() != 0) {
         op.emitError("node '") << nodeNameOf(&op) << "' ("
@@ -327,16 +330,16 @@ private:
         failedAny = true;
         continue;
       }
+      // Without a kernel the node keeps the identity order; kernel
+      // selection (mncc-select-kernels) reports it with every generator's
+      // reason.
       std::string whyNot;
       const KernelGenerator *generator =
           findKernelGenerator(*request, whyNot);
-      if (!generator) {
-        op.emitError("node '")
-            << nodeNameOf(&op) << "' (" << opType
-            << ") has no device kernel: " << whyNot;
-        failedAny = true;
-        continue;
-      }
+      auto preferred = [&](size_t operand) {
+        return generator ? generator->preferredOrder(*request, operand)
+                         : Order();
+      };
       std::vector<OpOperand *> inputs = onnxInputOperands(&op);
       size_t numInputs = inputs.size();
       bool agnostic = isOrderAgnostic(opType) && op.getNumResults() == 1;
@@ -363,7 +366,7 @@ private:
         Value value = operand.get();
         if (!formFor(value))
           continue;
-        Order want = generator->preferredOrder(*request, i);
+        Order want = preferred(i);
         if (want.empty())
           want = agnostic && shared ? *shared : identityOrder(value.getType());
         FailureOr<std::optional<Order>> fromSpec =
@@ -399,8 +402,8 @@ private:
       for (Value result : op.getResults()) {
         if (!formFor(result))
           continue;
-        Order order = generator->preferredOrder(
-            *request, numInputs + llvm::cast<OpResult>(result).getResultNumber());
+        Order order = preferred(
+            numInputs + llvm::cast<OpResult>(result).getResultNumber());
         if (order.empty())
           order = agnostic && shared ? *shared : identityOrder(result.getType());
         FailureOr<std::optional<Order>> fromSpec =
@@ -483,9 +486,24 @@ private:
     Block &block = function.getBody().front();
     for (BlockArgument argument : block.getArguments())
       argument.setType(typed(argument));
+    OpBuilder builder(&getContext());
     function.walk([&](Operation *op) {
-      for (Value result : op->getResults())
-        result.setType(typed(result));
+      // A constant's type is its value's: it is placed by a layout_switch
+      // the host does when it stages the constant.
+      bool constant = llvm::isa<onnx::InitializerOp>(op) ||
+                      op->getName().getStringRef() == "onnx.Constant";
+      for (Value result : op->getResults()) {
+        Type placed = typed(result);
+        if (!constant || placed == result.getType() || result.use_empty()) {
+          if (!constant)
+            result.setType(placed);
+          continue;
+        }
+        builder.setInsertionPointAfter(op);
+        auto placement = builder.create<graph::LayoutSwitchOp>(op->getLoc(),
+                                                               placed, result);
+        result.replaceAllUsesExcept(placement, placement);
+      }
     });
     auto returnOp = llvm::cast<func::ReturnOp>(block.getTerminator());
     function.setType(FunctionType::get(&getContext(),

@@ -34,6 +34,11 @@ bool isHostCast(Operation *op) {
   return op && op->getName().getStringRef() == "onnx.Cast";
 }
 
+/// A Cast or a layout_switch the host does when it stages the value.
+bool isHostConversion(Operation *op) {
+  return isHostCast(op) || llvm::isa_and_nonnull<graph::LayoutSwitchOp>(op);
+}
+
 /// The DRAM order of a type placed by mncc-plan-layouts.
 FailureOr<std::vector<int64_t>> orderOfType(Type type, Operation *at) {
   auto tensor = llvm::cast<RankedTensorType>(type);
@@ -120,7 +125,7 @@ private:
       Operation *producer = value.getDefiningOp();
       std::string hint = "const";
       Operation *root = producer;
-      while (isHostCast(root))
+      while (isHostConversion(root))
         root = root->getOperand(0).getDefiningOp();
       if (auto initializer = llvm::dyn_cast_or_null<onnx::InitializerOp>(root))
         hint = initializer.getName().str();
@@ -217,8 +222,11 @@ LogicalResult LowerToL3Pass::lower(func::FuncOp function) {
       continue;
     if (buffers.count(op.getResult(0)))
       continue; // a host Cast of an input
-    if (isHostCast(&op) && constantValueOf(op.getResult(0)))
-      continue; // a Cast of a constant: staged converted
+    if (isHostConversion(&op) && constantValueOf(op.getResult(0)))
+      continue; // a Cast or placement of a constant: staged converted
+    if (isHostCast(&op) && op.getResult(0).hasOneUse() &&
+        llvm::isa<func::ReturnOp>(*op.getResult(0).getUsers().begin()))
+      continue; // a Cast into a graph output: read back converted
     std::string node = nodeNameOf(&op);
     std::string opType = onnxOpTypeOf(&op);
     auto inputRef = [&](OpOperand *operand) -> FailureOr<Attribute> {

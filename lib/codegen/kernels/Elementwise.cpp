@@ -60,7 +60,8 @@ std::string singleImmediate(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "i\"0x%08x\"", bits);
+  // ui: the bit pattern of a negative single is above INT32_MAX.
+  std::snprintf(buffer, sizeof buffer, "ui\"0x%08x\"", bits);
   return buffer;
 }
 

@@ -272,8 +272,10 @@ ElementsAttr codegen::constantValueOf(Value value) {
     return initializer.getValue();
   if (producer->getName().getStringRef() == "onnx.Constant")
     return producer->getAttrOfType<ElementsAttr>("value");
-  // A Cast of a constant is done by the host when it stages the constant.
-  if (producer->getName().getStringRef() == "onnx.Cast" &&
+  // A Cast or placement of a constant is done by the host when it stages
+  // the constant.
+  if ((producer->getName().getStringRef() == "onnx.Cast" ||
+       llvm::isa<graph::LayoutSwitchOp>(producer)) &&
       producer->getNumOperands() == 1)
     return constantValueOf(producer->getOperand(0));
   return {};

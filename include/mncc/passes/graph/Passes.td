@@ -90,8 +90,8 @@ def PlanLayouts : Pass<"mncc-plan-layouts", "mlir::ModuleOp"> {
     `gemm-layout-spec` override the planner; an entry that matches no tensor
     is an error unless `allow-unused-layout-spec`.
 
-    Every node must have a device kernel: one that has none is an error
-    naming the node, its operator and why each kernel refused it.
+    A node no kernel takes keeps the identity order; mncc-select-kernels
+    reports it.
   }];
   let options = [
     Option<"layoutPlanner", "layout-planner", "std::string", "\"lpz\"",

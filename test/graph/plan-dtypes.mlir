@@ -1,0 +1,54 @@
+// mncc-plan-dtypes gives every float32 tensor its device format by
+// float_dtype and inserts onnx.Cast where a format changes (f16 is
+// MN-Core's half in the graph stage).
+
+// RUN: mncc-opt --mncc-plan-dtypes='float-dtype=mixed' %s | FileCheck %s --check-prefix=MIXED
+// RUN: mncc-opt --mncc-plan-dtypes='float-dtype=half' %s | FileCheck %s --check-prefix=HALF
+// RUN: mncc-opt --mncc-plan-dtypes='float-dtype=double' %s | FileCheck %s --check-prefix=DOUBLE
+// RUN: mncc-opt --mncc-plan-dtypes='float-dtype=float' %s | FileCheck %s --check-prefix=FLOAT
+// RUN: not mncc-opt --mncc-plan-dtypes='float-dtype=quad' %s 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Under mixed the product's A and B are half and so is its result; the
+// bias stays single (it is added in the single accumulator); the Relu
+// after it is single again.
+// MIXED-LABEL: func.func @gemm_relu
+// MIXED: %[[X:.*]] = "onnx.Cast"(%arg0) {to = 10 : i64} : (tensor<16x784xf32>) -> tensor<16x784xf16>
+// MIXED: %[[W:.*]] = "onnx.Cast"(%{{.*}}) {to = 10 : i64} : (tensor<10x784xf32>) -> tensor<10x784xf16>
+// MIXED: %[[Y:.*]] = "onnx.Gemm"(%[[X]], %[[W]], %{{.*}}) {{.*}} : (tensor<16x784xf16>, tensor<10x784xf16>, tensor<10xf32>) -> tensor<16x10xf16>
+// MIXED: %[[S:.*]] = "onnx.Cast"(%[[Y]]) {to = 1 : i64} : (tensor<16x10xf16>) -> tensor<16x10xf32>
+// MIXED: "onnx.Relu"(%[[S]]) : (tensor<16x10xf32>) -> tensor<16x10xf32>
+
+// Under half every tensor is half, the bias too; the graph's inputs and
+// outputs keep their host type, with a Cast at the boundary.
+// HALF-LABEL: func.func @gemm_relu(%arg0: tensor<16x784xf32>) -> tensor<16x10xf32>
+// HALF: "onnx.Cast"(%arg0) {to = 10 : i64}
+// HALF: "onnx.Gemm"{{.*}} : (tensor<16x784xf16>, tensor<10x784xf16>, tensor<10xf16>) -> tensor<16x10xf16>
+// HALF: %[[R:.*]] = "onnx.Relu"(%{{.*}}) : (tensor<16x10xf16>) -> tensor<16x10xf16>
+// HALF: %[[OUT:.*]] = "onnx.Cast"(%[[R]]) {to = 1 : i64} : (tensor<16x10xf16>) -> tensor<16x10xf32>
+// HALF: return %[[OUT]]
+
+// DOUBLE: "onnx.Gemm"{{.*}} -> tensor<16x10xf64>
+// DOUBLE: "onnx.Cast"(%{{.*}}) {to = 1 : i64} : (tensor<16x10xf64>) -> tensor<16x10xf32>
+
+// FLOAT-NOT: onnx.Cast
+
+// BAD: error: float-dtype must be mixed, half, float or double, not 'quad'
+func.func @gemm_relu(%x: tensor<16x784xf32>) -> tensor<16x10xf32> {
+  %w = onnx.Initializer "w" dense<0.5> : tensor<10x784xf32>
+  %b = onnx.Initializer "b" dense<0.25> : tensor<10xf32>
+  %y = "onnx.Gemm"(%x, %w, %b) {transB = 1 : i64} : (tensor<16x784xf32>, tensor<10x784xf32>, tensor<10xf32>) -> tensor<16x10xf32>
+  %r = "onnx.Relu"(%y) : (tensor<16x10xf32>) -> tensor<16x10xf32>
+  return %r : tensor<16x10xf32>
+}
+
+// Two products in a row under mixed: the half result of the first feeds the
+// second directly; the Cast to single and back is removed.
+// MIXED-LABEL: func.func @matmul_chain
+// MIXED: %[[A:.*]] = "onnx.MatMul"{{.*}} -> tensor<4x8xf16>
+// MIXED-NOT: "onnx.Cast"(%[[A]]) {to = 1
+// MIXED: "onnx.MatMul"(%[[A]], %{{.*}}) : (tensor<4x8xf16>, tensor<8x2xf16>) -> tensor<4x2xf16>
+func.func @matmul_chain(%x: tensor<4x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %a = "onnx.MatMul"(%x, %w1) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %b = "onnx.MatMul"(%a, %w2) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+  return %b : tensor<4x2xf32>
+}

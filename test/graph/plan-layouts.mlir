@@ -1,0 +1,41 @@
+// mncc-plan-layouts (the legacy planner) gives every device tensor the
+// #mngraph.layout of its DRAM form (docs/codegen.md C2, C4).
+
+// RUN: mncc-opt --mncc-plan-layouts %s | FileCheck %s
+
+// A kernel's preferred order decides its output; the graph input takes the
+// order its consumer wants (the host lays it out); an element-wise operator
+// passes its operand's order on; a consumer that wants the identity order
+// gets a layout_switch. Constants are placed by a switch from their own
+// type, which the host does when it stages them.
+// CHECK-LABEL: func.func @planned
+// CHECK-SAME: (%arg0: tensor<2x8x4x4xf32, #mngraph.layout<(2,8,4,4)/((2:64), (4:1, 2_W:1), (4:16), (4:4))>>)
+// CHECK: %[[S:.*]] = onnx.Initializer "s"
+// CHECK-NEXT: mngraph.layout_switch %[[S]] : tensor<8xf32> -> tensor<8xf32, #mngraph.layout<(8)/((4:1, 2_W:1))>>
+// CHECK: %[[BN:.*]] = "onnx.BatchNormalization"(%arg0,
+// CHECK-SAME: -> tensor<2x8x4x4xf32, #mngraph.layout<(2,8,4,4)/((2:64), (4:1, 2_W:1), (4:16), (4:4))>>
+// CHECK: %[[R:.*]] = "onnx.Relu"(%[[BN]]) {{.*}} -> tensor<2x8x4x4xf32, #mngraph.layout<(2,8,4,4)/((2:64), (4:1, 2_W:1), (4:16), (4:4))>>
+// CHECK: %[[MOVED:.*]] = mngraph.layout_switch %[[R]] : {{.*}} -> tensor<2x8x4x4xf32, #mngraph.layout<(2,8,4,4)/((2:128), (8:16), (4:4), (4:1, 2_W:1))>>
+// CHECK: "onnx.Softmax"(%[[MOVED]])
+func.func @planned(%x: tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32> {
+  %s = onnx.Initializer "s" dense<1.5> : tensor<8xf32>
+  %b = onnx.Initializer "b" dense<0.25> : tensor<8xf32>
+  %m = onnx.Initializer "m" dense<0.1> : tensor<8xf32>
+  %v = onnx.Initializer "v" dense<2.0> : tensor<8xf32>
+  %y = "onnx.BatchNormalization"(%x, %s, %b, %m, %v) {epsilon = 1.0e-5 : f32, resultSegmentSizes = array<i32: 1, 0, 0>} : (tensor<2x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+  %r = "onnx.Relu"(%y) : (tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
+  %z = "onnx.Softmax"(%r) {axis = 1 : i64} : (tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
+  return %z : tensor<2x8x4x4xf32>
+}
+
+// The outermost DRAM dimension is split over the four groups' DRAMs once
+// the tensor is large enough: `4_L2B:2` on it; its padding is in the shape
+// prefix (784 singles fill 98 quads exactly, 10 need two quads).
+// CHECK-LABEL: func.func @groups
+// CHECK-SAME: tensor<16x784xf32, #mngraph.layout<(16,784)/((4_L2B:2, 4:392), (392:1, 2_W:1))>>
+// CHECK-SAME: tensor<16x10xf32, #mngraph.layout<(16,10)/((16:8), (8:1, 2_W:1))>>
+func.func @groups(%x: tensor<16x784xf32>, %y: tensor<16x10xf32>) -> (tensor<16x784xf32>, tensor<16x10xf32>) {
+  %a = "onnx.Relu"(%x) : (tensor<16x784xf32>) -> tensor<16x784xf32>
+  %b = "onnx.Relu"(%y) : (tensor<16x10xf32>) -> tensor<16x10xf32>
+  return %a, %b : tensor<16x784xf32>, tensor<16x10xf32>
+}
