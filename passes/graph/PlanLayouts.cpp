@@ -283,6 +283,10 @@ private:
                                                          "onnx.name");
       std::string inputName =
           name ? name.str() : "#" + std::to_string(argument.getArgNumber());
+      if (!llvm::isa<TensorType>(argument.getType()))
+        return function.emitError("input '")
+               << inputName << "' is a " << argument.getType()
+               << ", not a tensor: not supported on the device";
       std::string dims;
       if (type)
         for (int64_t extent : type.getShape())
