@@ -14,21 +14,26 @@
 // (l1bmp, into LM0), and each PE reads the source it needs through the T
 // register: T holds q times the words per result long word, plus the
 // cycle's share, once for the whole kernel, so every step's $mt address
-// is PE-uniform in the code and PE-specific in effect (C1-C3 of Cast).
-// Broadcasting costs the L1B one long word a cycle per PE... two, with
-// double long words: more than the DRAM's share of 1.3 a cycle per L1B.
+// is PE-uniform in the code and PE-specific in effect (V1-V3). The
+// broadcast moves two long words a cycle per L1B (double long l1bmp),
+// more than the DRAM's share of 1.3 a cycle per L1B.
 //
-// Rows whose padded extents differ between the formats (a row of 4
-// singles pads to 8, of 4 halves to 16) shift every element by the
-// difference once per row; those are left to the general kernel, as is
-// double to half, which through single would round twice.
+// Rows whose padded extents differ between the formats (120 singles pad
+// to 120, 120 halves to 128) shift the elements by the difference once per
+// row: there the source word of result long word j of PE q repeats over j
+// with the rows, so T is reloaded from a few tables computed once, and a
+// mask zeroes the columns past the source row (V5). Left to the general
+// kernel: double to half, which through single would round twice, and
+// half to double between rows that pad differently.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ActivationSpread.h"
 #include "Generators.h"
+#include "MathLib.h"
 
 #include <cstring>
+#include <numeric>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -77,6 +82,58 @@ bool conversionOf(DeviceType from, DeviceType to, Conversion &c,
   return true;
 }
 
+/// Rows that pad differently (V5): result long word P of a row-aligned
+/// range is row P / Rout, column P mod Rout, and reads the source at
+/// 2 Rin row + wpo column words. Over result long words j = 4 s + c of a
+/// PE that repeats every Lp steps, so T takes Lp tables, each used by every
+/// Lp-th step with the source address advanced by delta words.
+struct RowPlan {
+  int64_t sourceRow = 0, resultRow = 0;
+  /// Source words per result long word.
+  int64_t wordsPerResult = 0;
+  int64_t align = 0, stepPeriod = 0, delta = 0, pass = 0;
+};
+
+bool planRows(const DramForm &x, const DramForm &y, const Conversion &c,
+              RowPlan &plan, std::string &whyNot) {
+  std::string rows = "rows of " + std::to_string(x.innerExtent()) + " in " +
+                     std::string(deviceTypeName(x.type)) + " and " +
+                     std::string(deviceTypeName(y.type));
+  if (c.den > 2) {
+    whyNot = rows + " pad differently, and half to double takes a word's "
+                    "half per PE";
+    return false;
+  }
+  plan.sourceRow = x.rowLongWords();
+  plan.resultRow = y.rowLongWords();
+  plan.wordsPerResult = 2 * c.num / c.den;
+  // Shares and passes of whole result rows whose source ranges start on
+  // MV units (clipped at the tensor's end, they stay whole units too).
+  int64_t rowAlign = periodicTableLongWords(plan.resultRow);
+  plan.align = rowAlign;
+  while (plan.align * kPesPerL1b / plan.resultRow * plan.sourceRow %
+             kMvUnitLongWords !=
+         0)
+    plan.align += rowAlign;
+  int64_t periodJ = plan.resultRow / std::gcd(plan.resultRow, kPesPerL1b);
+  plan.stepPeriod = periodJ / std::gcd(periodJ, int64_t(4));
+  int64_t rowsPerPeriod = 4 * plan.stepPeriod * kPesPerL1b / plan.resultRow;
+  plan.delta = rowsPerPeriod * plan.sourceRow * 2;
+  // The broadcast source of a pass (whole MV units) fits LM0.
+  plan.pass = 0;
+  for (int64_t count = plan.align; count <= 1024; count += plan.align) {
+    int64_t source = count * kPesPerL1b / plan.resultRow * plan.sourceRow;
+    if (roundUp(source, kMvUnitLongWords) > 2048)
+      break;
+    plan.pass = count;
+  }
+  if (plan.stepPeriod > 32 || plan.pass == 0) {
+    whyNot = rows + " repeat too slowly for the T tables";
+    return false;
+  }
+  return true;
+}
+
 bool analyse(const KernelRequest &request, Conversion &c, std::string &whyNot) {
   if (request.inputs.size() != 1 || request.outputs.size() != 1) {
     whyNot = "expects one input and one output";
@@ -95,11 +152,9 @@ bool analyse(const KernelRequest &request, Conversion &c, std::string &whyNot) {
     return false;
   }
   if (x.innerPadded() != y.innerPadded()) {
-    whyNot = "rows of " + std::to_string(x.innerExtent()) +
-             " pad to different extents in " +
-             std::string(deviceTypeName(x.type)) + " and " +
-             std::string(deviceTypeName(y.type));
-    return false;
+    RowPlan plan;
+    if (!planRows(x, y, c, plan, whyNot))
+      return false;
   }
   return true;
 }
@@ -127,8 +182,25 @@ public:
     Conversion c;
     if (!analyse(request, c, error))
       return false;
+    return emitConversion(request, c, out, description, error);
+  }
+
+private:
+  bool emitRows(const KernelRequest &request, const Conversion &c,
+                const RowPlan &plan, VsmWriter &out,
+                KernelDescription &description, std::string &error) const;
+
+  bool emitConversion(const KernelRequest &request, const Conversion &c,
+                      VsmWriter &out, KernelDescription &description,
+                      std::string &error) const {
     const DramForm &x = request.inputs[0].form;
     const DramForm &y = request.outputs[0].form;
+    if (x.innerPadded() != y.innerPadded()) {
+      RowPlan plan;
+      if (!planRows(x, y, c, plan, error))
+        return false;
+      return emitRows(request, c, plan, out, description, error);
+    }
     // Result long words per PE and pass: the broadcast source range, at
     // most 2048 long words (LM0), and whole MV units.
     int64_t pass = std::min<int64_t>(1024, 32 * c.den / c.num);
@@ -248,6 +320,137 @@ public:
     return true;
   }
 };
+
+bool CastGenerator::emitRows(const KernelRequest &request, const Conversion &c,
+                             const RowPlan &plan, VsmWriter &out,
+                             KernelDescription &description,
+                             std::string &error) const {
+  const DramForm &x = request.inputs[0].form;
+  const DramForm &y = request.outputs[0].form;
+  AlignedSpread result(y, plan.align);
+  int64_t share = result.peLongWords() * kPesPerL1b;
+  description.generator = name();
+  description.variant = std::string(c.name) + ", rows of " +
+                        std::to_string(plan.sourceRow) + " to " +
+                        std::to_string(plan.resultRow) + " long words, " +
+                        std::to_string(plan.stepPeriod) + " T tables";
+  description.parameters.push_back(
+      {"gather", "l1bmp source, $mt reads, passes of " +
+                     std::to_string(plan.pass) + " lw"});
+  // The tables, once: for entry j (step j / 4, cycle j % 4) of PE q,
+  // P = 64 j + q: T = source word of P, and the mask of its column.
+  int64_t entries = 4 * plan.stepPeriod;
+  for (int64_t j = 0; j < entries; ++j) {
+    char payload[24];
+    std::snprintf(payload, sizeof payload, "ui\"0x%08x\"",
+                  floatBits(float(64 * j)));
+    out.step({std::string("imm ") + payload + " " +
+              peOperand(PeMemory::LM1, Width::Long, 2 * (1024 + j), 0)});
+  }
+  out.nop();
+  float resultRow = float(plan.resultRow);
+  for (int table = 0; table < 2; ++table) {
+    using Home = MathProgram::Home;
+    MathProgram p;
+    MathProgram::Ref k = p.input();
+    MathProgram::Ref pe = p.alu(
+        "ior", {p.fixed("$peid"), p.constantBits(0x4b000000, Home::First)},
+        Home::Second);
+    pe = p.mau("fvadd", {pe, -p.constant(8388608.0f, Home::First)},
+               Home::Second);
+    MathProgram::Ref position = p.mau("fvadd", {k, pe}, Home::Destination);
+    MathProgram::Ref t =
+        p.mau("fvfma",
+              {position, p.constant(1.0f / resultRow, Home::First),
+               p.constant(0.5f / resultRow, Home::Second)},
+              Home::First);
+    MathProgram::Ref row = p.alu("ffloor", {t}, Home::Second);
+    MathProgram::Ref column =
+        p.mau("fvfma", {row, -p.constant(resultRow, Home::First), position},
+              Home::Destination);
+    MathProgram::Ref words = p.mau(
+        "fvmul", {column, p.constant(float(plan.wordsPerResult), Home::First)},
+        Home::Destination);
+    if (table == 0) {
+      MathProgram::Ref source = p.mau(
+          "fvfma",
+          {row, p.constant(float(2 * plan.sourceRow), Home::First), words},
+          Home::First);
+      p.setResult(p.alu("fftoi", {source}, Home::Destination));
+    } else {
+      // Columns past the source row read the next row: zero them.
+      MathProgram::Ref d = p.mau(
+          "fvadd", {words, -p.constant(float(2 * plan.sourceRow), Home::First)},
+          Home::First);
+      p.setResult(p.alu("ilsr", {d, p.constantBits(31, Home::Second)},
+                        Home::Destination));
+    }
+    MathScratch scratch{{PeMemory::GRF0, 0, 256}, {PeMemory::GRF1, 0, 256}};
+    if (!p.emit(out, {{PeMemory::LM1, 1024, entries}},
+                {PeMemory::LM0, 1024 + 256 * table, entries}, scratch, error))
+      return false;
+  }
+  // T tables to GRF0 and masks to GRF1, long words 64 on.
+  for (int64_t j = 0; j < entries; j += 4) {
+    out.step({"lpassa " +
+              peOperand(PeMemory::LM0, Width::Long, 2 * (1024 + j)) + " " +
+              peOperand(PeMemory::GRF0, Width::Long, 2 * (64 + j))});
+    out.step({"lpassa " +
+              peOperand(PeMemory::LM0, Width::Long, 2 * (1280 + j)) + " " +
+              peOperand(PeMemory::GRF1, Width::Long, 2 * (64 + j))});
+  }
+  out.nop();
+
+  bool twoReads = c.num == 2;
+  const char *op = c.from == DeviceType::Single
+                       ? (twoReads ? "fvpassar" : "dvpassa")
+                       : (twoReads ? "dvpassar" : "fvpassa");
+  for (int64_t first = 0; first < result.peLongWords(); first += plan.pass) {
+    int64_t count = std::min(plan.pass, result.peLongWords() - first);
+    int64_t rows = count * kPesPerL1b / plan.resultRow;
+    int64_t sourceLongWords = roundUp(rows * plan.sourceRow, kMvUnitLongWords);
+    int64_t sourceBase = first * kPesPerL1b / plan.resultRow * plan.sourceRow;
+    L1bRanges ranges;
+    ranges.base = x.base + sourceBase;
+    ranges.l1bStride = share / plan.resultRow * plan.sourceRow;
+    ranges.l2bStride = ranges.l1bStride * kL1bsPerL2b;
+    ranges.longWords = sourceLongWords;
+    ranges.limit = x.groupLongWords() - sourceBase;
+    ranges.onlyGroup0 = x.groups == 1;
+    emitDramToL1bm(out, ranges, 0, 0);
+    emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
+                 sourceLongWords);
+    int64_t steps = count / 4;
+    for (int64_t sigma = 0; sigma < plan.stepPeriod && sigma < steps; ++sigma) {
+      out.step({"lpassa " +
+                peOperand(PeMemory::GRF0, Width::Long, 2 * (64 + 4 * sigma)) +
+                " $t"});
+      // An ALU write of T two steps before a $mt read (H8).
+      out.nop(2);
+      for (int64_t s = sigma; s < steps; s += plan.stepPeriod) {
+        int64_t address = (s - sigma) / plan.stepPeriod * plan.delta;
+        if (twoReads) {
+          for (int64_t half = 0; half < 2; ++half)
+            out.step({std::string(op) + " $lmt" +
+                      std::to_string(address + 2 * half) + " " +
+                      peOperand(PeMemory::LM1, Width::Word, 8 * s + half, 2)});
+        } else {
+          out.step({std::string(op) + " $mt" + std::to_string(address) + "e " +
+                    peOperand(PeMemory::LM1, Width::Long, 8 * s)});
+        }
+      }
+    }
+    out.nop(2);
+    for (int64_t s = 0; s < steps; ++s)
+      out.step({"iand " + peOperand(PeMemory::LM1, Width::Long, 8 * s) + " " +
+                peOperand(PeMemory::GRF1, Width::Long,
+                          2 * (64 + 4 * (s % plan.stepPeriod))) +
+                " " + peOperand(PeMemory::LM1, Width::Long, 8 * s)});
+    out.nop();
+    result.emitStore(out, first, count, PeMemory::LM1, 0);
+  }
+  return true;
+}
 
 std::unique_ptr<KernelGenerator> createCastGenerator() {
   return std::make_unique<CastGenerator>();

@@ -5,7 +5,7 @@
 // activations at batch 16, NCHW and NHWC), on random-filled memory with no
 // hazard. The expected result is the host's conversion of DeviceType.h
 // (round to nearest even, overflow to infinity, no subnormals), which the
-// device must match exactly (Cast C4).
+// device must match exactly (V4).
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,6 +115,23 @@ TEST_P(CastKernel, MatchesTheHostConversionExactly) {
   Comparison comparison =
       compareTensors(run.outputs[0], expectedFor(c, in), 0, 0);
   EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+  // The padding of every row is zero (C2), also where the rows pad
+  // differently.
+  const DramForm &form = run.outputForms[0];
+  unsigned bits = deviceTypeBits(form.type);
+  int64_t perLongWord = elementsPerLongWord(form.type);
+  for (unsigned g = 0; g < form.groups; ++g)
+    for (int64_t row = 0; row < form.rowsInGroup(g); ++row)
+      for (int64_t e = form.innerExtent(); e < form.innerPadded(); ++e) {
+        uint64_t word =
+            run.outputImages[0]
+                .data[g][size_t(row * form.rowLongWords() + e / perLongWord)];
+        uint64_t element = bits == 64
+                               ? word
+                               : word >> (64 - bits * (e % perLongWord + 1)) &
+                                     ((uint64_t(1) << bits) - 1);
+        ASSERT_EQ(element, 0u) << "padding of row " << row << " in group " << g;
+      }
 }
 
 using D = DeviceType;
@@ -142,23 +159,40 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"double_to_single", D::Double, D::Single, {16, 784}},
         Case{"half_to_double", D::Half, D::Double, {16, 784}},
         Case{"single_copy", D::Single, D::Single, {3, 4, 32}},
+        // Rows that pad differently: 120 singles in 60 long words, 128
+        // halves in 32; NHWC with 6 channels (8 singles, 16 halves); 28
+        // singles in 16 long words, 28 doubles in 28.
+        Case{"single_to_half_fc1", D::Single, D::Half, {16, 120}},
+        Case{"half_to_single_fc1", D::Half, D::Single, {16, 120}},
+        Case{"single_to_half_fc2", D::Single, D::Half, {16, 84}},
+        Case{"single_to_half_nhwc6",
+             D::Single,
+             D::Half,
+             {16, 6, 28, 28},
+             {0, 2, 3, 1}},
+        Case{"half_to_single_nhwc6",
+             D::Half,
+             D::Single,
+             {16, 6, 28, 28},
+             {0, 2, 3, 1}},
+        Case{"single_to_double_rows28", D::Single, D::Double, {16, 6, 28, 28}},
+        Case{"double_to_single_rows28", D::Double, D::Single, {16, 6, 28, 28}},
         // Small: one group.
         Case{"single_to_half_small", D::Single, D::Half, {3, 4, 16}},
         Case{"half_to_single_small", D::Half, D::Single, {3, 4, 16}}),
     [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
 
-TEST(CastKernel, LeavesDifferentRowPaddingAndDoubleToHalfToOthers) {
+TEST(CastKernel, LeavesHalfToDoubleRowsAndDoubleToHalfToOthers) {
   const KernelGenerator *cast = nullptr;
   for (const auto &g : kernelGenerators())
     if (std::string(g->name()) == "cast")
       cast = g.get();
   ASSERT_NE(cast, nullptr);
   std::string whyNot;
-  // test_cast_FLOAT_to_FLOAT16: [3, 4]; four singles pad to 8, four
-  // halves to 16.
+  // Four halves pad to 16, four doubles to 4: a half of a word per PE.
   reference::Tensor small = randomTensor({3, 4}, 1);
-  KernelRequest request = makeRequest("Cast", {small}, {{3, 4}}, D::Single);
-  request.outputs[0].form = DramForm::canonical(D::Half, {3, 4});
+  KernelRequest request = makeRequest("Cast", {small}, {{3, 4}}, D::Half);
+  request.outputs[0].form = DramForm::canonical(D::Double, {3, 4});
   EXPECT_FALSE(cast->matches(request, whyNot));
   EXPECT_NE(whyNot.find("pad"), std::string::npos) << whyNot;
   request = makeRequest("Cast", {small}, {{3, 4}}, D::Double);
