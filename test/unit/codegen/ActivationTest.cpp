@@ -97,6 +97,8 @@ void runCase(const Case &c, KernelRun *out = nullptr) {
       << error;
   EXPECT_EQ(run.description.generator, "activation");
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  std::printf("%s: %llu cycles\n", c.name.c_str(),
+              (unsigned long long)run.stats.Cycles);
 
   std::vector<reference::Value> values;
   for (const reference::Tensor &t : inputs)
@@ -265,6 +267,8 @@ TEST_P(BroadcastKernel, MatchesTheReferenceOnRandomMemory) {
       << error;
   EXPECT_EQ(run.description.generator, "broadcast");
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  std::printf("%s: %llu cycles\n", c.name.c_str(),
+              (unsigned long long)run.stats.Cycles);
   std::vector<reference::Value> values;
   for (const reference::Tensor &t : inputs)
     values.push_back(reference::Value(t));

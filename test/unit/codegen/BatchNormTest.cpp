@@ -53,6 +53,8 @@ TEST_P(BatchNormKernel, MatchesTheReferenceOnRandomMemory) {
                         options))
       << error;
   EXPECT_EQ(run.description.generator, "batchnorm");
+  std::printf("%s: %llu cycles\n", c.name.c_str(),
+              (unsigned long long)run.stats.Cycles);
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   if (c.nhwc && c.shape.size() == 4)
     EXPECT_EQ(run.outputForms[0].order, (std::vector<unsigned>{0, 2, 3, 1}));

@@ -111,6 +111,8 @@ TEST_P(CastKernel, MatchesTheHostConversionExactly) {
   std::string error;
   ASSERT_TRUE(runKernel(request, {in}, hostTypeOf(c.to), run, error)) << error;
   EXPECT_EQ(run.description.generator, "cast");
+  std::printf("%s: %llu cycles\n", c.name.c_str(),
+              (unsigned long long)run.stats.Cycles);
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   Comparison comparison =
       compareTensors(run.outputs[0], expectedFor(c, in), 0, 0);

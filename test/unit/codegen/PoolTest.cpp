@@ -90,6 +90,9 @@ TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
   ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error))
       << error;
   EXPECT_EQ(run.description.generator, "pool");
+  std::printf("%s: %llu cycles, %llu MV statements\n", c.name.c_str(),
+              (unsigned long long)run.stats.Cycles,
+              (unsigned long long)run.stats.MvStatements);
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   EXPECT_EQ(run.outputForms[0].order, (std::vector<unsigned>{0, 2, 3, 1}));
   bool isMax = c.opType.find("Max") != std::string::npos;
