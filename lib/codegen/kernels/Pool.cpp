@@ -482,12 +482,33 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
   };
   std::vector<Unit> units;
   int64_t segments = ceilDiv(g.ow, g.tileOutputs);
-  for (int64_t n = 0; n < g.n; ++n)
+  // Every group holding the same number of whole images (of X and of Y):
+  // the four groups run the same units on their own images, and one MV
+  // statement without a group serves all four (P5).
+  bool byGroup = x.groups == kDramGroups && y.groups == kDramGroups &&
+                 g.n % kDramGroups == 0 &&
+                 x.rowsPerGroup() == g.n / kDramGroups * g.h * g.w &&
+                 y.rowsPerGroup() == g.n / kDramGroups * g.oh * g.ow &&
+                 g.channelGroups <= kUnitsPerRound / kDramGroups;
+  int64_t images = byGroup ? g.n / kDramGroups : g.n;
+  if (byGroup)
+    description.variant += ", the four groups together";
+  for (int64_t n = 0; n < images; ++n)
     for (int64_t oh = 0; oh < g.oh; ++oh)
       for (int64_t s = 0; s < segments; ++s)
         for (int64_t cg = 0; cg < g.channelGroups; ++cg)
           units.push_back({n, oh, s * g.tileOutputs, cg});
-  int64_t perRound = kUnitsPerRound / g.channelGroups * g.channelGroups;
+  int64_t slots = byGroup ? kUnitsPerRound / kDramGroups : kUnitsPerRound;
+  int64_t perRound = slots / g.channelGroups * g.channelGroups;
+  // PDM and L2BM operands: of one group, or (byGroup) of every group.
+  auto pdmOf = [&](int64_t address, unsigned group) {
+    return byGroup ? "$p" + std::to_string(address) : pdm(address, group);
+  };
+  auto l2bmOf = [&](int64_t address, unsigned group, unsigned l2b) {
+    return byGroup
+               ? "$lc" + std::to_string(address) + "@." + std::to_string(l2b)
+               : l2bm(address, group, l2b);
+  };
 
   auto xRow = [&](int64_t n, int64_t ih, int64_t iw) {
     return (n * g.h + ih) * g.w + iw;
@@ -526,20 +547,20 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
           std::string from;
           if (inside) {
             int64_t r = xRow(unit.n, ih, iw);
-            from = pdm(pdmX + (r % xRowsPerGroup) * R + kSlot * unit.cg,
-                       unsigned(r / xRowsPerGroup));
+            from = pdmOf(pdmX + (r % xRowsPerGroup) * R + kSlot * unit.cg,
+                         unsigned(r / xRowsPerGroup));
           } else {
-            from = pdm(pdmNeutral, group);
+            from = pdmOf(pdmNeutral, group);
           }
-          mv.move(from, l2bm(kL2bmInput + (k * kMaxTileInputs + t) * kSlot,
-                             group, l2b));
+          mv.move(from, l2bmOf(kL2bmInput + (k * kMaxTileInputs + t) * kSlot,
+                               group, l2b));
         }
         if (!g.isMax && start == 0 && !g.global)
           for (int64_t o = 0; o < g.tileOutputs; ++o) {
             int64_t ow = std::min(unit.ow0 + o, g.ow - 1);
-            mv.move(pdm(pdmDivisors + kSlot * divisorOf(unit.oh, ow), group),
-                    l2bm(kL2bmDivisor + (k * kMaxTileOutputs + o) * kSlot,
-                         group, l2b));
+            mv.move(pdmOf(pdmDivisors + kSlot * divisorOf(unit.oh, ow), group),
+                    l2bmOf(kL2bmDivisor + (k * kMaxTileOutputs + o) * kSlot,
+                           group, l2b));
           }
       }
       mv.waitAll();
@@ -634,8 +655,8 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
         int64_t r = (unit.n * g.oh + unit.oh) * g.ow + unit.ow0 + o;
         moves.push_back({unsigned(r / yRowsPerGroup),
                          pdmY + (r % yRowsPerGroup) * R + kSlot * unit.cg,
-                         l2bm(kL2bmOutput + (k * kMaxTileOutputs + o) * kSlot,
-                              group, l2b)});
+                         l2bmOf(kL2bmOutput + (k * kMaxTileOutputs + o) * kSlot,
+                                group, l2b)});
       }
     }
     // Ascending addresses: each slot's tail past its row is overwritten by
@@ -646,7 +667,7 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
         });
     MvBatch mv(out);
     for (const Move &m : moves)
-      mv.move(m.from, pdm(m.address, m.group));
+      mv.move(m.from, pdmOf(m.address, m.group));
     mv.waitAll();
   }
   // Y's image to DRAM.
