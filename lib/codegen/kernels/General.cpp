@@ -96,6 +96,11 @@ Lowering::Lowering(const KernelRequest &request, VsmWriter *out)
   Program.allocate(PeMemory::GRF0, kStoreScratchWords);
 }
 
+bool Lowering::integerTensors() const {
+  return !Request.outputs.empty() &&
+         Request.outputs[0].form.type == DeviceType::Int32;
+}
+
 bool Lowering::fail(std::string message) {
   if (Error.empty())
     Error = std::move(message);
@@ -236,16 +241,26 @@ void Lowering::fold(Slot dst, const std::vector<Slot> &sources, Fold kind) {
     return;
   }
   Program.copy(dst, sources[0]);
+  bool integer = integerTensors();
   for (size_t i = 1; i < sources.size(); ++i) {
     switch (kind) {
     case Fold::Sum:
-      Program.add(dst, dst, sources[i]);
+      if (integer)
+        Program.integer(ElemOpcode::IAdd, dst, dst, sources[i]);
+      else
+        Program.add(dst, dst, sources[i]);
       break;
     case Fold::Max:
-      Program.max(dst, dst, sources[i]);
+      if (integer)
+        Program.integer(ElemOpcode::IMax, dst, dst, sources[i]);
+      else
+        Program.max(dst, dst, sources[i]);
       break;
     case Fold::Min:
-      Program.min(dst, dst, sources[i]);
+      if (integer)
+        Program.integer(ElemOpcode::IMin, dst, dst, sources[i]);
+      else
+        Program.min(dst, dst, sources[i]);
       break;
     }
   }
@@ -319,6 +334,20 @@ bool isIndexInput(const std::string &opType, size_t input) {
                         opType == "ReduceMean" || opType == "ReduceMax");
 }
 
+/// Operators the general kernel also runs on int32 tensors (ONNX's
+/// integer types): data movement, and what the ALU's integer add, subtract,
+/// max and min make of the rest (Mul through single precision, exact while
+/// the operands and products stay below 2^24).
+bool hasIntegerForm(const std::string &opType) {
+  static const char *const kIntegerOps[] = {
+      "Identity", "Reshape", "Flatten", "Transpose", "Add",       "Sub",
+      "Mul",      "Clip",    "Relu",    "MaxPool",   "ReduceSum", "ReduceMax"};
+  for (const char *op : kIntegerOps)
+    if (opType == op)
+      return true;
+  return false;
+}
+
 class GeneralGenerator : public KernelGenerator {
 public:
   const char *name() const override { return "general"; }
@@ -328,21 +357,38 @@ public:
     LoweringFn lower = findLowering(request.opType);
     if (!lower)
       return false;
+    // One element type for every data tensor: single, or int32 for the
+    // operators that have integer forms.
+    std::optional<DeviceType> type;
+    auto check = [&](const KernelTensor &tensor, const std::string &what) {
+      if (!type)
+        type = tensor.form.type;
+      if (tensor.form.type == *type)
+        return true;
+      whyNot = what + " is " + std::string(deviceTypeName(tensor.form.type)) +
+               " beside " + std::string(deviceTypeName(*type));
+      return false;
+    };
     for (size_t i = 0; i < request.inputs.size(); ++i) {
       const KernelTensor &tensor = request.inputs[i];
       if (tensor.omitted || isIndexInput(request.opType, i))
         continue;
-      if (tensor.form.type != DeviceType::Single) {
-        whyNot = "only single-precision tensors (input " + std::to_string(i) +
-                 " is " + std::string(deviceTypeName(tensor.form.type)) + ")";
+      if (!check(tensor, "input " + std::to_string(i)))
         return false;
-      }
     }
     for (const KernelTensor &tensor : request.outputs)
-      if (!tensor.omitted && tensor.form.type != DeviceType::Single) {
-        whyNot = "only single-precision results";
+      if (!tensor.omitted && !check(tensor, "the output"))
         return false;
-      }
+    bool integerForm =
+        type == DeviceType::Int32 && hasIntegerForm(request.opType);
+    if (type && *type != DeviceType::Single && !integerForm) {
+      whyNot = "only single-precision tensors";
+      if (type == DeviceType::Int32)
+        whyNot += " (" + request.opType + " has no int32 form)";
+      else
+        whyNot += " (" + std::string(deviceTypeName(*type)) + " given)";
+      return false;
+    }
     Lowering dry(request, nullptr);
     if (!lower(dry)) {
       whyNot = dry.error().empty() ? "not supported" : dry.error();

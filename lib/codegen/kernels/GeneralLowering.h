@@ -39,6 +39,9 @@ public:
   bool dryRun() const { return Out == nullptr; }
   VsmWriter *writer() { return Out; }
 
+  /// Whether the node's tensors are int32 (else single precision).
+  bool integerTensors() const;
+
   /// Records `message` as the reason and returns false.
   bool fail(std::string message);
   const std::string &error() const { return Error; }

@@ -56,6 +56,27 @@ std::optional<float> scalarConstant(const KernelTensor &tensor) {
   return float(tensor.constant->elementAsDouble(0));
 }
 
+/// A scalar known at compile time as the bits of the node's element type:
+/// a single, or a 32-bit integer for int32 tensors.
+std::optional<uint32_t> scalarBits(const KernelTensor &tensor, bool integer) {
+  if (!tensor.constant || tensor.constant->numElements() != 1)
+    return std::nullopt;
+  if (integer)
+    return uint32_t(int32_t(tensor.constant->elementAsInt64(0)));
+  if (!reference::isFloatingPoint(tensor.constant->dtype()))
+    return std::nullopt;
+  float value = float(tensor.constant->elementAsDouble(0));
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
 /// Integers of a constant input (axes, for example).
 std::optional<std::vector<int64_t>> constantInts(const KernelTensor &tensor) {
   if (!tensor.constant)
@@ -207,7 +228,14 @@ void runUnary(Lowering &l, const std::function<void(Slot, Slot, Width)> &op) {
 bool lowerRelu(Lowering &l) {
   if (!checkOutputs(l, 1) || !checkInputs(l, 1, 1))
     return false;
-  auto op = [&](Slot d, Slot x, Width w) { l.program().relu(d, x, w); };
+  bool integer = l.integerTensors();
+  auto op = [&](Slot d, Slot x, Width w) {
+    if (integer)
+      l.program().integer(ElemOpcode::IMax, d, x, l.program().constantBits(0),
+                          w);
+    else
+      l.program().relu(d, x, w);
+  };
   if (!placeUnary(l))
     return false;
   l.loadInputs();
@@ -242,19 +270,21 @@ bool lowerClip(Lowering &l) {
   const KernelRequest &r = l.request();
   if (!placeUnary(l))
     return false;
-  // The bounds: attributes (opset 6) or scalar inputs, constant or not.
-  std::optional<float> lowValue, highValue;
+  // The bounds: attributes (opset 6) or scalar inputs, constant or not,
+  // as bits of the element type.
+  bool integer = l.integerTensors();
+  std::optional<uint32_t> lowValue, highValue;
   if (r.hasAttribute("min"))
-    lowValue = r.getFloat("min", 0);
+    lowValue = floatBits(r.getFloat("min", 0));
   if (r.hasAttribute("max"))
-    highValue = r.getFloat("max", 0);
+    highValue = floatBits(r.getFloat("max", 0));
   const PeImage *bound[3] = {nullptr, nullptr, nullptr};
   for (size_t i = 1; i < 3; ++i) {
     if (!r.hasInput(i))
       continue;
     if (elementCount(r.inputs[i].form.shape) != 1)
       return l.fail("the bounds of Clip are scalars");
-    std::optional<float> value = scalarConstant(r.inputs[i]);
+    std::optional<uint32_t> value = scalarBits(r.inputs[i], integer);
     if (value) {
       (i == 1 ? lowValue : highValue) = value;
       continue;
@@ -264,13 +294,13 @@ bool lowerClip(Lowering &l) {
       return false;
   }
   l.loadInputs();
-  auto boundSlot = [&](size_t i, std::optional<float> value) {
+  auto boundSlot = [&](size_t i, std::optional<uint32_t> value) {
     if (bound[i])
       return std::optional<Slot>(
           Slot{bound[i]->memory, bound[i]->wordOf(std::vector<int64_t>(
                                      bound[i]->form.shape.size(), 0))});
     if (value)
-      return std::optional<Slot>(l.program().constant(*value));
+      return std::optional<Slot>(l.program().constantBits(*value));
     return std::optional<Slot>();
   };
   std::optional<Slot> low = boundSlot(1, lowValue),
@@ -284,11 +314,18 @@ bool lowerClip(Lowering &l) {
     }
     Slot from = x;
     if (low) {
-      l.program().max(d, from, *low, w);
+      if (integer)
+        l.program().integer(ElemOpcode::IMax, d, from, *low, w);
+      else
+        l.program().max(d, from, *low, w);
       from = d;
     }
-    if (high)
-      l.program().min(d, from, *high, w);
+    if (high) {
+      if (integer)
+        l.program().integer(ElemOpcode::IMin, d, from, *high, w);
+      else
+        l.program().min(d, from, *high, w);
+    }
   };
   if (wordsOnly) {
     const PeImage &x = l.input(0), &y = l.output(0);
@@ -377,8 +414,9 @@ bool lowerBinary(Lowering &l) {
   // A scalar constant becomes a constant word; the other operand goes to
   // LM0, the second to a GRF when it fits (broadcast operands are small),
   // so that no memory is read twice by one operation.
-  std::optional<float> constant[2] = {scalarConstant(r.inputs[0]),
-                                      scalarConstant(r.inputs[1])};
+  bool integer = l.integerTensors();
+  std::optional<uint32_t> constant[2] = {scalarBits(r.inputs[0], integer),
+                                         scalarBits(r.inputs[1], integer)};
   if (constant[0] && constant[1])
     constant[0].reset();
   Operand a, b;
@@ -389,19 +427,40 @@ bool lowerBinary(Lowering &l) {
   const PeImage *y = l.placeOutput(0, {LM1, LM0});
   if (!y)
     return false;
+  // Integer products go through single precision: adding 1.5 x 2^23 to
+  // an integer's bits gives the single 1.5 x 2^23 + x, exact for
+  // |x| < 2^22, from which the MAU takes 1.5 x 2^23 away again.
+  std::optional<Slot> converted;
+  if (integer && opType == "Mul")
+    converted = l.allocate({LM0, GRF0, GRF1, LM1}, y->words());
+  if (integer && opType == "Mul" && !converted)
+    return false;
   l.loadInputs();
   ElemProgram &p = l.program();
   if (constant[0])
-    a.fixed = p.constant(*constant[0]);
+    a.fixed = p.constantBits(*constant[0]);
   if (constant[1])
-    b.fixed = p.constant(*constant[1]);
+    b.fixed = p.constantBits(*constant[1]);
+  Slot magic = converted ? p.constantBits(0x4b400000) : Slot{};
   runBinary(l, *y, a, b, [&](Slot d, Slot x, Slot y2, Width w) {
-    if (opType == "Add")
+    if (integer && opType != "Mul") {
+      p.integer(opType == "Add" ? ElemOpcode::IAdd : ElemOpcode::ISub, d, x, y2,
+                w);
+    } else if (integer) {
+      Slot t = converted->offset(d.word - y->word);
+      p.integer(ElemOpcode::IAdd, d, x, magic, w);
+      p.add(d, d, magic, true, w);
+      p.integer(ElemOpcode::IAdd, t, y2, magic, w);
+      p.add(t, t, magic, true, w);
+      p.mul(d, d, t, w);
+      p.toInteger(d, d, w);
+    } else if (opType == "Add") {
       p.add(d, x, y2, false, w);
-    else if (opType == "Sub")
+    } else if (opType == "Sub") {
       p.add(d, x, y2, true, w);
-    else
+    } else {
       p.mul(d, x, y2, w);
+    }
   });
   return true;
 }

@@ -62,6 +62,16 @@ const char *mnemonic(ElemOpcode opcode) {
     return "zero";
   case ElemOpcode::Imm:
     return "imm";
+  case ElemOpcode::IAdd:
+    return "iadd";
+  case ElemOpcode::ISub:
+    return "isub";
+  case ElemOpcode::IMax:
+    return "imax";
+  case ElemOpcode::IMin:
+    return "imin";
+  case ElemOpcode::FToI:
+    return "fftoi";
   }
   return "nop";
 }
@@ -160,10 +170,15 @@ unsigned general::sourceCount(ElemOpcode opcode) {
   case ElemOpcode::Max:
   case ElemOpcode::Min:
   case ElemOpcode::Relu:
+  case ElemOpcode::IAdd:
+  case ElemOpcode::ISub:
+  case ElemOpcode::IMax:
+  case ElemOpcode::IMin:
     return 2;
   case ElemOpcode::Pass:
   case ElemOpcode::Rsqrt:
   case ElemOpcode::Copy:
+  case ElemOpcode::FToI:
     return 1;
   case ElemOpcode::Zero:
   case ElemOpcode::Imm:
@@ -443,6 +458,26 @@ void ElemProgram::rsqrt(Slot dst, Slot x) {
 void ElemProgram::copy(Slot dst, Slot x, Width width) {
   ElemOp op;
   op.opcode = ElemOpcode::Copy;
+  op.width = width;
+  op.dst = dst;
+  op.src[0] = x;
+  record(op);
+}
+
+void ElemProgram::integer(ElemOpcode opcode, Slot dst, Slot x, Slot y,
+                          Width width) {
+  ElemOp op;
+  op.opcode = opcode;
+  op.width = width;
+  op.dst = dst;
+  op.src[0] = x;
+  op.src[1] = y;
+  record(op);
+}
+
+void ElemProgram::toInteger(Slot dst, Slot x, Width width) {
+  ElemOp op;
+  op.opcode = ElemOpcode::FToI;
   op.width = width;
   op.dst = dst;
   op.src[0] = x;

@@ -67,6 +67,12 @@ enum class ElemOpcode : uint8_t {
   Copy,  // lpassa x (a bit copy of the operand's width)
   Zero,  // zero
   Imm,   // imm: the 32-bit immediate in every word of the destination
+  // ALU, 32-bit integers (int32 tensors).
+  IAdd, // iadd x y
+  ISub, // isub x y
+  IMax, // imax x y
+  IMin, // imin x y
+  FToI, // fftoi x: a single to an integer, towards zero
 };
 
 bool isMauOpcode(ElemOpcode opcode);
@@ -116,6 +122,10 @@ public:
   void relu(Slot dst, Slot x, Width width = Width::Word);
   void rsqrt(Slot dst, Slot x);
   void copy(Slot dst, Slot x, Width width = Width::Word);
+  /// Integer and conversion operations on words (int32 tensors).
+  void integer(ElemOpcode opcode, Slot dst, Slot x, Slot y,
+               Width width = Width::Word);
+  void toInteger(Slot dst, Slot x, Width width = Width::Word);
   void zero(Slot dst, Width width = Width::Word);
   /// Zeroes words [first, first + count) of a memory with the widest
   /// aligned operations.

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -72,6 +73,8 @@ struct Case {
   /// Inputs left out (ONNX's empty name); they still occupy a position.
   std::vector<bool> omitted;
   double atol = 1e-5, rtol = 1e-5;
+  /// int32 tensors (ONNX's integer types) instead of single precision.
+  bool integer = false;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -110,7 +113,7 @@ void runCase(const Case &c, KernelRun *keep = nullptr) {
   constant.resize(c.inputs.size(), false);
   KernelRequest request =
       makeRequest(c.opType, c.inputs, {expected.output.shape()},
-                  DeviceType::Single, constant);
+                  c.integer ? DeviceType::Int32 : DeviceType::Single, constant);
   request.attributes = c.attributes;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     // Integer inputs (axes, shapes) are 32-bit on the device.
@@ -124,7 +127,9 @@ void runCase(const Case &c, KernelRun *keep = nullptr) {
   options.generator = "general";
   KernelRun run;
   std::string error;
-  ASSERT_TRUE(runKernel(request, c.inputs, DType::Float32, run, error, options))
+  ASSERT_TRUE(runKernel(request, c.inputs,
+                        c.integer ? DType::Int32 : DType::Float32, run, error,
+                        options))
       << error;
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   Comparison comparison =
@@ -142,6 +147,17 @@ void runCase(const Case &c, KernelRun *keep = nullptr) {
     }
   if (keep)
     *keep = std::move(run);
+}
+
+/// An int32 tensor of uniform values in [low, high].
+Tensor integers(std::vector<int64_t> shape, uint64_t seed, int low = -100,
+                int high = 100) {
+  Tensor tensor(DType::Int32, std::move(shape));
+  std::mt19937_64 engine(seed);
+  std::uniform_int_distribution<int> distribution(low, high);
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    tensor.data<int32_t>()[i] = distribution(engine);
+  return tensor;
 }
 
 Tensor rnd(std::vector<int64_t> shape, uint64_t seed, float low = -1,
@@ -361,6 +377,69 @@ std::vector<Case> elementCases() {
     cases.push_back(large);
   }
   return cases;
+}
+
+//===----------------------------------------------------------------------===//
+// int32 tensors (ONNX's uint8, int8 and int32 cases)
+//===----------------------------------------------------------------------===//
+
+std::vector<Case> integerCases() {
+  std::vector<Case> cases;
+  auto add = [&](std::string name, std::string op, std::vector<Tensor> inputs,
+                 std::map<std::string, Attribute> attributes = {}) {
+    Case c;
+    c.name = name;
+    c.opType = op;
+    c.inputs = std::move(inputs);
+    c.attributes = std::move(attributes);
+    c.integer = true;
+    c.atol = c.rtol = 0;
+    cases.push_back(c);
+    return &cases.back();
+  };
+  add("Add_int", "Add", {integers({3, 4, 5}, 70), integers({3, 4, 5}, 71)});
+  add("Sub_int_bcast", "Sub", {integers({3, 4, 5}, 72), integers({5}, 73)});
+  add("Mul_int", "Mul",
+      {integers({3, 4, 5}, 74, 0, 255), integers({3, 4, 5}, 75, 0, 255)});
+  add("Mul_int_negative_bcast", "Mul",
+      {integers({2, 7}, 76), integers({7}, 77)});
+  add("Relu_int", "Relu", {integers({3, 4, 5}, 78)});
+  Case *clip = add("Clip_int_bounds", "Clip",
+                   {integers({3, 4, 5}, 79),
+                    Tensor::fromVector<int32_t>(DType::Int32, {}, {-20}),
+                    Tensor::fromVector<int32_t>(DType::Int32, {}, {30})});
+  clip->constant = {false, true, false};
+  add("Clip_int_none", "Clip", {integers({3}, 80)});
+  // The reference pools integers as uint8 and int8, as ONNX does.
+  Tensor bytes(DType::UInt8, {1, 1, 5, 5});
+  Tensor wide = integers({1, 1, 5, 5}, 81, 0, 255);
+  for (int64_t i = 0; i < bytes.numElements(); ++i)
+    bytes.data<uint8_t>()[i] = uint8_t(wide.data<int32_t>()[i]);
+  add("MaxPool_uint8", "MaxPool", {bytes},
+      {{"kernel_shape", intsAttr({5, 5})}, {"pads", intsAttr({2, 2, 2, 2})}});
+  add("ReduceSum_int", "ReduceSum", {integers({3, 2, 2}, 82), int64Tensor({1})},
+      {{"keepdims", intAttr(0)}})
+      ->constant = {false, true};
+  add("ReduceMax_int", "ReduceMax", {integers({3, 2, 2}, 83)},
+      {{"axes", intsAttr({0, 2})}, {"keepdims", intAttr(1)}});
+  add("Transpose_int", "Transpose", {integers({2, 3, 4}, 84)},
+      {{"perm", intsAttr({2, 0, 1})}});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Integer, GeneralKernel,
+                         ::testing::ValuesIn(integerCases()), caseName);
+
+TEST(GeneralKernel, DeclinesIntegerOperatorsWithoutAnIntegerForm) {
+  std::vector<Tensor> inputs = {integers({3, 4}, 1)};
+  KernelRequest request =
+      makeRequest("Exp", inputs, {{3, 4}}, DeviceType::Int32);
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "general") {
+      std::string whyNot;
+      EXPECT_FALSE(generator->matches(request, whyNot));
+      EXPECT_NE(whyNot.find("no int32 form"), std::string::npos) << whyNot;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Elementwise, GeneralKernel,
