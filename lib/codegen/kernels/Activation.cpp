@@ -88,6 +88,29 @@ bool isActivation(const std::string &opType) {
          opType == "Clip";
 }
 
+bool hasPadding(const DramForm &form) {
+  return form.innerPadded() != form.innerExtent();
+}
+
+/// Add, Sub, Max and Min with a scalar constant c whose f(0) = c (or
+/// max(0, c)) is not zero, over padded rows: the elementwise kernel's
+/// immediate would write c into the padding (C2), so they take the
+/// masked path here (E5).
+std::optional<float> paddingScalar(const KernelRequest &request) {
+  const std::string &op = request.opType;
+  if ((op != "Add" && op != "Sub" && op != "Max" && op != "Min") ||
+      request.inputs.size() != 2 || request.outputs.size() != 1 ||
+      !hasPadding(request.outputs[0].form))
+    return std::nullopt;
+  std::optional<float> c = scalarConstant(request, 1);
+  if (!c || (request.inputs[0].form.shape != request.outputs[0].form.shape))
+    return std::nullopt;
+  bool leaks = op == "Add" || op == "Sub" ? *c != 0
+               : op == "Max"              ? *c > 0
+                                          : *c < 0;
+  return leaks ? c : std::nullopt;
+}
+
 bool planOperator(const KernelRequest &request, Plan &plan,
                   std::string &whyNot) {
   const std::string &op = request.opType;
@@ -101,6 +124,16 @@ bool planOperator(const KernelRequest &request, Plan &plan,
   }
   MathProgram &p = plan.program;
   Ref x = p.input();
+  if (std::optional<float> c = paddingScalar(request)) {
+    Ref k = p.constant(op == "Sub" ? -*c : *c, Home::First);
+    if (op == "Add" || op == "Sub")
+      p.setResult(p.mau("fvadd", {x, k}, Home::Destination));
+    else
+      p.setResult(
+          p.alu(op == "Max" ? "fmax" : "fmin", {x, k}, Home::Destination));
+    plan.variant = op + " of a scalar";
+    return true;
+  }
   if (op == "Abs") {
     p.setResult(p.alu("iand", {x, p.constantBits(0x7fffffff, Home::First)},
                       Home::Destination));
@@ -166,10 +199,6 @@ bool planOperator(const KernelRequest &request, Plan &plan,
   return false;
 }
 
-bool hasPadding(const DramForm &form) {
-  return form.innerPadded() != form.innerExtent();
-}
-
 /// The mask of the row padding over a pass: long word k of PE q covers
 /// row long word (64 k + q) mod R; its lane e is an element while
 /// 2 ((64 k + q) mod R) + e < the row's extent. In: 64 k (LM1); out: all
@@ -210,7 +239,7 @@ public:
 
   bool matches(const KernelRequest &request,
                std::string &whyNot) const override {
-    if (!isActivation(request.opType))
+    if (!isActivation(request.opType) && !paddingScalar(request))
       return false;
     if (request.outputs.size() != 1 ||
         request.outputs[0].form.type != DeviceType::Single) {

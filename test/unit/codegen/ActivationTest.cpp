@@ -160,6 +160,14 @@ std::vector<Case> cases() {
   all.push_back(clipMin);
   Case clipNone{"Clip_unbounded", "Clip", {s345}, -2, 2};
   all.push_back(clipNone);
+  // Scalar constants whose f(0) is not zero over padded rows: masked here
+  // rather than the elementwise kernel's immediate, which would write the
+  // constant into the padding.
+  for (const char *op : {"Add", "Sub", "Max", "Min"}) {
+    Case scalarCase{std::string(op) + "_scalar_padded", op, {s345}, -2, 2};
+    scalarCase.constants = {scalar(std::string(op) == "Min" ? -0.5f : 0.5f)};
+    all.push_back(scalarCase);
+  }
   // LeNet-5 at batch 16: conv activations, the fully connected layers.
   all.push_back({"Tanh_lenet_conv1", "Tanh", {{16, 6, 28, 28}}, -3, 3});
   all.push_back({"Sigmoid_lenet_conv2", "Sigmoid", {{16, 16, 10, 10}}, -6, 6});
