@@ -138,18 +138,20 @@ bool sameLayout(const std::vector<LoadUnit> &units, const LoadBudget &budget);
 
 /// A constant image in DRAM (every group the same, at `base`) that lands
 /// `peLongWords` long words in every PE: distinct per MAB (l1bmd) or the
-/// same for every MAB (l1bmm), the same for every L1B and L2B.
+/// same for every MAB (l1bmm); distinct per L1B (l2bmd) or the same for
+/// every L1B (l2bmb); the same for both L2Bs (mvb2).
 struct ConstantStream {
   int64_t base = 0;
   int64_t peLongWords = 0;
   bool mabBroadcast = false;
+  bool l1bDistinct = false;
 };
 
 /// DRAM long words of such a stream (a multiple of a chunk).
-int64_t constantStreamLongWords(int64_t peLongWords, bool mabBroadcast);
-/// Where PE (mab, pe)'s long word j lies in the stream's DRAM image.
-int64_t constantStreamOffset(int64_t j, int64_t peLongWords, unsigned mab,
-                             unsigned pe, bool mabBroadcast);
+int64_t constantStreamLongWords(const ConstantStream &stream);
+/// Where PE (l1b, mab, pe)'s long word j lies in the stream's DRAM image.
+int64_t constantStreamOffset(const ConstantStream &stream, int64_t j,
+                             unsigned l1b, unsigned mab, unsigned pe);
 /// Emits the load into `memory` from long word `peLongWord` of every PE,
 /// through L2BM [l2bmBase, +8 Ki) and L1BM [l1bmBase, +4 Ki).
 void loadConstantStream(VsmWriter &out, const ConstantStream &stream,

@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -64,7 +66,14 @@ constexpr int64_t kL1bmStream = 0;
 constexpr int64_t kL1bmOut = 4096;
 constexpr int64_t kL1bmOutLw = 4096;
 
+/// How an L1B's sixteen MABs share its work: by output quad, each MAB the
+/// quads of the L1B's image with index = m mod 16 (gathered by l1bmd), or
+/// by blocks of rows with all their tiles (gathered by l1bmm@m runs).
 enum class MabMode { Slot, Rows };
+/// How an L2B's eight L1Bs share its rows: blocks of rows (each L1B its
+/// 64-long-word pieces of C, l2bm@k), or stripes of columns (every row,
+/// L1B k the long words 8k..8k+7 of every 64, l2bmd).
+enum class L1bMode { Rows, Stripe };
 
 struct Chunk {
   /// Group whose block holds the rows (group 0 mode), or 0 (uniform).
@@ -81,45 +90,112 @@ struct Plan {
   const ProductSpec *spec = nullptr;
   const MatrixUnit *unit = nullptr;
   MabMode mode = MabMode::Slot;
+  L1bMode l1bMode = L1bMode::Rows;
+  /// Rows mode: each L1B loads only its own rows (else every L1B the
+  /// L2B's rows, read through T).
+  bool distinct = false;
+  /// L1Bs holding rows of some chunk (the others compute nothing stored).
+  unsigned activeL1bs = 8;
   bool uniform = false;
   int64_t nt = 0, nqo = 0, outPerTile = 1;
-  /// Slot mode: tiles divide 16 (one tile per MAB, rows interleaved) or
-  /// 16 divides the tiles (beta tiles per MAB, every row).
-  bool tilesDivide16 = false;
-  int64_t r1 = 0, r0 = 0;
-  /// Rows each MAB computes (per tile), their distance in the image, and
-  /// tiles per MAB.
-  int64_t mabRows = 0, rowStep = 1, tilesPerMab = 1;
-  /// Output quads per MAB (slot mode).
-  int64_t mabQuads = 0;
+  /// Rows of a chunk per L2B, per L1B (all of them in stripe mode), per
+  /// MAB (rows mode).
+  int64_t r2 = 0, r1 = 0, r0 = 0;
+  /// What every MAB computes: tilesPerMab tiles (tile(k, m, ti)), each for
+  /// mabRows rows, row r at image row rowOff(k, m) + r * rowStep. Slot mode
+  /// puts row r of tile ti at the MAB's output quad r * tilesPerMab + ti.
+  int64_t tilesPerMab = 1, mabRows = 0, rowStep = 1, tileStep = 1;
+  std::array<int64_t, 8> rowOffL1b{}, tileOffL1b{};
+  std::array<int64_t, 16> rowOffMab{}, tileOffMab{};
   int64_t kc = 0, kcPerPhase = 0, phases = 1;
   int64_t rowStride = 0;
   // Bias.
   bool biasMatrixPath = false;
   int64_t biasRowQuads = 0;
   // Memory.
-  int64_t aSlots = 0, biasBase = 0, biasSlots = 0;
+  int64_t aSlots = 0, biasBase = 0;
   int64_t accBase = 0, accRowsPad = 0, outBase = 0;
   int64_t tileLw = 0, eTile = 0, zeroLw = 0, betaLw = 0;
   std::vector<Chunk> chunks;
   BLayout b;
-  std::vector<int64_t> perMabTiles(unsigned mab) const;
+
+  int64_t tile(unsigned k, unsigned m, int64_t ti) const {
+    return tileOffL1b[k] + tileOffMab[m] + ti * tileStep;
+  }
+  int64_t mabQuads() const { return mabRows * tilesPerMab; }
 };
 
-int64_t rowsPerL2b(const Plan &p) { return 8 * p.r1; }
+int64_t rowsPerL2b(const Plan &p) { return p.r2; }
 
-std::vector<int64_t> Plan::perMabTiles(unsigned mab) const {
-  std::vector<int64_t> tiles;
-  if (mode == MabMode::Rows) {
-    for (int64_t t = 0; t < nt; ++t)
-      tiles.push_back(t);
-  } else if (tilesDivide16) {
-    tiles.push_back(int64_t(mab) % nt);
-  } else {
-    for (int64_t i = 0; i < tilesPerMab; ++i)
-      tiles.push_back(16 * i + mab);
+/// Fills the MAB work descriptor for a mode and rows per L2B (r2); false
+/// when r2 does not fit the mode.
+bool describe(Plan &p, int64_t r2) {
+  p.r2 = r2;
+  p.rowOffL1b.fill(0);
+  p.tileOffL1b.fill(0);
+  p.rowOffMab.fill(0);
+  p.tileOffMab.fill(0);
+  p.rowStep = 1;
+  p.tileStep = 1;
+  int64_t nq = p.nt;
+  if (p.l1bMode == L1bMode::Stripe) {
+    p.r1 = r2;
+    int64_t b = nq / 16;
+    for (unsigned k = 0; k < 8; ++k)
+      p.tileOffL1b[k] = 2 * int64_t(k);
+    if (8 % b == 0) {
+      int64_t rho = 8 / b;
+      if (r2 % rho != 0)
+        return false;
+      p.tilesPerMab = 1;
+      p.mabRows = r2 / rho;
+      p.rowStep = rho;
+      for (unsigned m = 0; m < 16; ++m) {
+        p.rowOffMab[m] = int64_t(m) / (2 * b);
+        p.tileOffMab[m] = 16 * ((int64_t(m) % (2 * b)) / 2) + m % 2;
+      }
+    } else {
+      p.tilesPerMab = b / 8;
+      p.mabRows = r2;
+      p.tileStep = 128;
+      for (unsigned m = 0; m < 16; ++m)
+        p.tileOffMab[m] = 16 * (int64_t(m) / 2) + m % 2;
+    }
+    return true;
   }
-  return tiles;
+  if (r2 % 8 != 0)
+    return false;
+  p.r1 = r2 / 8;
+  for (unsigned k = 0; k < 8; ++k)
+    p.rowOffL1b[k] = int64_t(k) * p.r1;
+  if (p.mode == MabMode::Rows) {
+    if (p.r1 % 16 != 0)
+      return false;
+    p.r0 = p.r1 / 16;
+    p.tilesPerMab = p.nt;
+    p.mabRows = p.r0;
+    for (unsigned m = 0; m < 16; ++m)
+      p.rowOffMab[m] = int64_t(m) * p.r0;
+    return true;
+  }
+  if (16 % nq == 0) {
+    if ((p.r1 * nq) % 16 != 0)
+      return false;
+    p.tilesPerMab = 1;
+    p.mabRows = p.r1 * nq / 16;
+    p.rowStep = 16 / nq;
+    for (unsigned m = 0; m < 16; ++m) {
+      p.rowOffMab[m] = int64_t(m) / nq;
+      p.tileOffMab[m] = int64_t(m) % nq;
+    }
+    return true;
+  }
+  p.tilesPerMab = nq / 16;
+  p.mabRows = p.r1;
+  p.tileStep = 16;
+  for (unsigned m = 0; m < 16; ++m)
+    p.tileOffMab[m] = m;
+  return true;
 }
 
 /// The output column matrix row i of tile t computes. Half operands with
@@ -172,9 +248,28 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
   unit.l2b = l;
   const ProductSpec &s = *p.spec;
   int64_t first = unitFirstRow(p, c, g, l);
-  AImage image;
-  s.a->image(first, rowsPerL2b(p), phase * p.kcPerPhase, p.kcPerPhase, image);
-  unit.quads = std::move(image.quads);
+  // Rows past the chunk belong to others (or to no one): not loaded.
+  int64_t end = unitFirstRow(p, c, g, 0) + c.rows;
+  auto clip = [&](int64_t from, int64_t count) {
+    return std::clamp<int64_t>(end - from, 0, count);
+  };
+  if (p.distinct) {
+    for (unsigned k = 0; k < 8; ++k) {
+      AImage image;
+      int64_t from = first + int64_t(k) * p.r1;
+      s.a->image(from, clip(from, p.r1), phase * p.kcPerPhase, p.kcPerPhase,
+                 image);
+      for (ImageQuad &q : image.quads) {
+        q.l1b = int(k);
+        unit.quads.push_back(q);
+      }
+    }
+  } else {
+    AImage image;
+    s.a->image(first, clip(first, rowsPerL2b(p)), phase * p.kcPerPhase,
+               p.kcPerPhase, image);
+    unit.quads = std::move(image.quads);
+  }
   // The bias: one row of quads, or the rows' quads, after the A image.
   const BiasSpec &bias = s.bias;
   if (bias.kind != BiasSpec::Kind::None && phase == 0) {
@@ -185,6 +280,7 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
     auto add = [&](int64_t slot, int64_t row, int64_t quad) {
       ImageQuad q = rowQuad(f, row, quad, perQuad);
       q.slot = p.biasBase + slot;
+      q.tensor = 1;
       if (bias.kind == BiasSpec::Kind::Scalar ||
           bias.kind == BiasSpec::Kind::Column)
         q.valid = std::min(q.valid, 1);
@@ -199,14 +295,20 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
       add(0, 0, 0);
       break;
     case BiasSpec::Kind::Column:
-      for (int64_t r = 0; r < rowsPerL2b(p); ++r)
-        add(r, first + r, 0);
+    case BiasSpec::Kind::Matrix: {
+      // By rows, like A: per L1B when A is.
+      int64_t perRow = bias.kind == BiasSpec::Kind::Matrix ? p.biasRowQuads : 1;
+      unsigned l1bs = p.distinct ? 8 : 1;
+      int64_t rows = p.distinct ? p.r1 : rowsPerL2b(p);
+      for (unsigned k = 0; k < l1bs; ++k)
+        for (int64_t r = 0; r < clip(first + int64_t(k) * rows, rows); ++r)
+          for (int64_t t = 0; t < perRow; ++t) {
+            add(r * perRow + t, first + int64_t(k) * rows + r, t);
+            if (p.distinct)
+              unit.quads.back().l1b = int(k);
+          }
       break;
-    case BiasSpec::Kind::Matrix:
-      for (int64_t r = 0; r < rowsPerL2b(p); ++r)
-        for (int64_t t = 0; t < p.biasRowQuads; ++t)
-          add(r * p.biasRowQuads + t, first + r, t);
-      break;
+    }
     default:
       break;
     }
@@ -234,6 +336,14 @@ LoadBudget imageBudget() {
   return budget;
 }
 
+ConstantStream stream(const Plan &p) {
+  ConstantStream s;
+  s.peLongWords = p.tileLw;
+  s.mabBroadcast = p.mode == MabMode::Rows;
+  s.l1bDistinct = p.l1bMode == L1bMode::Stripe;
+  return s;
+}
+
 /// Chooses the plan (or explains why none fits).
 bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   p.spec = &s;
@@ -256,13 +366,14 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   }
   bool slot = p.outPerTile == 1 && (16 % p.nt == 0 || p.nt % 16 == 0);
   p.mode = slot ? MabMode::Slot : MabMode::Rows;
-  p.tilesDivide16 = slot && 16 % p.nt == 0;
-  if (p.mode == MabMode::Slot) {
-    p.tilesPerMab = p.tilesDivide16 ? 1 : p.nt / 16;
-    p.rowStep = p.tilesDivide16 ? 16 / p.nt : 1;
-  } else {
-    p.tilesPerMab = p.nt;
-    p.rowStep = 1;
+  int64_t stripes = p.nt / 16;
+  p.l1bMode = slot && p.nt % 16 == 0 && (8 % stripes == 0 || stripes % 8 == 0)
+                  ? L1bMode::Stripe
+                  : L1bMode::Rows;
+  if (!describe(p, p.l1bMode == L1bMode::Stripe ? 8 * (stripes < 8 ? 8 / stripes : 1)
+                                                : 128)) {
+    error = "no MAB layout for " + std::to_string(p.nt) + " N-tiles";
+    return false;
   }
   // K phases: the MAB's tiles of one phase fit LM1.
   int64_t perKc = p.tilesPerMab * u.tilePeLongWords;
@@ -298,72 +409,114 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   // Rows: per group (uniform) or everything in group 0.
   const DramForm &out = s.out;
   int64_t rowLw = out.rowLongWords();
-  // Rows per L1B: as many as the budgets allow, a whole number of 64-long-
-  // word pieces of C, and (slot mode) a whole number of quads per MAB.
-  auto aligned = [&](int64_t r1) {
-    if (r1 <= 0 || (r1 * rowLw) % kMvUnitLongWords != 0)
-      return false;
-    if (p.mode == MabMode::Slot && p.tilesDivide16 && (r1 * p.nt) % 16 != 0)
-      return false;
-    if (p.mode == MabMode::Rows &&
-        (r1 % 16 != 0 || ((r1 / 16) * p.nqo) % 4 != 0))
-      return false;
-    return true;
-  };
-  auto fits = [&](int64_t r1) {
-    int64_t mabRows = p.mode == MabMode::Rows   ? r1 / 16
-                      : p.tilesDivide16 ? r1 * p.nt / 16
-                                        : r1;
-    int64_t rowsPad = roundUp(mabRows, 4);
-    int64_t acc = p.tilesPerMab * rowsPad * u.accPeLongWords;
-    int64_t outs = 0;
-    if (p.outPerTile == 1 && u.type == DeviceType::Half)
-      outs = roundUp(p.tilesPerMab * rowsPad, 4);
-    if (acc + outs > kGrf1Data)
-      return false;
-    if (r1 * p.nqo * kQuadLongWords > kL1bmOutLw ||
-        8 * r1 * p.nqo * kQuadLongWords > kL2bmOutLw)
-      return false;
-    AImage trial;
-    s.a->image(0, 8 * r1, 0, p.kcPerPhase, trial);
-    int64_t aSlots = trial.slots;
-    int64_t biasSlots = bias.kind == BiasSpec::Kind::Matrix
-                            ? 8 * r1 * p.biasRowQuads
-                        : bias.kind == BiasSpec::Kind::Column ? 8 * r1
-                        : bias.kind == BiasSpec::Kind::Row   ? p.biasRowQuads
-                        : bias.kind == BiasSpec::Kind::Scalar ? 1
-                                                              : 0;
-    return aSlots + biasSlots <= kLm0Slots;
-  };
   // How many rows the busiest group has.
   int64_t groupRows = out.groups == kDramGroups ? out.rowsPerGroup()
                                                 : out.rows();
+  // Rows per L2B: as many as the budgets allow, a whole number of 64-long-
+  // word units of C (and of the L1Bs' pieces), a whole number of rows per
+  // MAB.
+  auto aligned = [&](int64_t r2) {
+    if (r2 <= 0 || (r2 * rowLw) % kMvUnitLongWords != 0)
+      return false;
+    Plan trial = p;
+    if (!describe(trial, r2))
+      return false;
+    if (p.l1bMode == L1bMode::Rows &&
+        (trial.r1 * rowLw) % kMvUnitLongWords != 0)
+      return false;
+    if (p.mode == MabMode::Rows && (trial.r0 * p.nqo) % 4 != 0)
+      return false;
+    return true;
+  };
+  auto fits = [&](int64_t r2) {
+    Plan trial = p;
+    describe(trial, r2);
+    int64_t rowsPad = roundUp(trial.mabRows, 4);
+    int64_t acc = trial.tilesPerMab * rowsPad * u.accPeLongWords;
+    int64_t outs = 0;
+    if (p.outPerTile == 1 && u.type == DeviceType::Half)
+      outs = roundUp(trial.tilesPerMab * rowsPad, 4);
+    if (acc + outs > kGrf1Data)
+      return false;
+    int64_t l1bImage = p.l1bMode == L1bMode::Stripe ? r2 * rowLw / 8
+                                                     : trial.r1 * rowLw;
+    // The L2BM holds the rows a chunk really has.
+    int64_t used = p.l1bMode == L1bMode::Stripe
+                       ? r2
+                       : std::min(r2, roundUp(groupRows, trial.r1));
+    if (l1bImage > kL1bmOutLw || roundUp(used * rowLw, 256) > kL2bmOutLw)
+      return false;
+    int64_t imageRows = p.distinct ? trial.r1 : r2;
+    AImage image;
+    s.a->image(0, imageRows, 0, p.kcPerPhase, image);
+    int64_t biasSlots = bias.kind == BiasSpec::Kind::Matrix
+                            ? imageRows * p.biasRowQuads
+                        : bias.kind == BiasSpec::Kind::Column ? imageRows
+                        : bias.kind == BiasSpec::Kind::Row   ? p.biasRowQuads
+                        : bias.kind == BiasSpec::Kind::Scalar ? 1
+                                                              : 0;
+    return image.slots + biasSlots <= kLm0Slots;
+  };
   int64_t best = 0;
-  for (int64_t r1 = 1; r1 <= 4096; ++r1) {
-    if (!aligned(r1))
-      continue;
-    if (!fits(r1))
-      break;
-    best = r1;
-    if (8 * r1 >= groupRows)
-      break;
+  auto search = [&]() {
+    best = 0;
+    for (int64_t r2 = 1; r2 <= 8192; ++r2) {
+      if (!aligned(r2))
+        continue;
+      if (!fits(r2))
+        break;
+      best = r2;
+      if (r2 >= groupRows)
+        break;
+    }
+  };
+  // Per-L1B images where the L1Bs' rows lie out alike in DRAM.
+  int64_t aRowLw = 0;
+  {
+    AImage image;
+    s.a->image(0, 2, 0, p.kcPerPhase, image);
+    if (image.quads.size() > size_t(p.rowStride))
+      aRowLw = image.quads[size_t(p.rowStride)].address - image.quads[0].address;
+  }
+  p.distinct = p.l1bMode == L1bMode::Rows;
+  search();
+  if (p.distinct && best > 0) {
+    Plan trial = p;
+    describe(trial, best);
+    if ((trial.r1 * aRowLw) % kMvUnitLongWords != 0)
+      best = 0;
+  }
+  if (best == 0) {
+    p.distinct = false;
+    search();
   }
   if (best == 0) {
     error = "no row block of C fits the memories (N " + std::to_string(s.n) +
             ", K " + std::to_string(s.k) + ")";
     return false;
   }
-  p.r1 = best;
-  p.r0 = p.mode == MabMode::Rows ? p.r1 / 16 : 0;
-  p.mabRows = p.mode == MabMode::Rows   ? p.r0
-              : p.tilesDivide16 ? p.r1 * p.nt / 16
-                                : p.r1;
-  p.mabQuads = p.mode == MabMode::Slot ? p.r1 * p.nqo / 16 : 0;
+  // Row blocks larger than needed, should the first choice's images not
+  // lie out alike (rows of different batches or groups in one L1B): up to
+  // one L1B holding a whole chunk.
+  std::vector<int64_t> candidates = {best};
+  for (int64_t r2 = best + 1; r2 <= 8192 && candidates.size() < 4; ++r2)
+    if (aligned(r2) && fits(r2) &&
+        (p.l1bMode == L1bMode::Stripe ? r2 : r2 / 8) <=
+            std::max<int64_t>(groupRows, best))
+      if (r2 % best == 0)
+        candidates.push_back(r2);
+  size_t candidate = 0;
+retry:
+  best = candidates[candidate];
+  describe(p, best);
   p.accRowsPad = roundUp(p.mabRows, 4);
+  if (p.l1bMode == L1bMode::Rows)
+    p.activeL1bs = unsigned(std::min<int64_t>(
+        8, ceilDiv(std::min(p.r2, groupRows), p.r1)));
 
   // Memory.
   AImage trial;
-  s.a->image(0, 8 * p.r1, 0, p.kcPerPhase, trial);
+  s.a->image(0, p.distinct ? p.r1 : p.r2, 0, p.kcPerPhase, trial);
   p.aSlots = trial.slots;
   p.biasBase = p.aSlots;
   p.accBase = 0;
@@ -399,6 +552,9 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   if (uniformCandidate) {
     p.uniform = true;
     placed = addChunks(0, 0, out.rowsPerGroup(), 0);
+    if (std::getenv("GEMM_PLAN"))
+      std::fprintf(stderr, "uniform %d r2 %lld chunks %zu\n", placed,
+                   (long long)p.r2, p.chunks.size());
   }
   if (!placed) {
     p.uniform = false;
@@ -415,6 +571,10 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
       }
     }
   }
+  if (!placed && ++candidate < candidates.size()) {
+    p.chunks.clear();
+    goto retry;
+  }
   if (!placed) {
     error = "the rows' images do not lie out alike in the L2BMs";
     return false;
@@ -429,14 +589,13 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   BLayout &b = p.b;
   b.kChunks = p.kc;
   b.mabBroadcast = p.mode == MabMode::Rows;
-  for (unsigned m = 0; m < (b.mabBroadcast ? 1u : 16u); ++m)
-    b.mabTiles.push_back(p.perMabTiles(m));
+  b.l1bDistinct = p.l1bMode == L1bMode::Stripe;
   b.peLongWords = p.tileLw;
   int64_t batches = 0;
   for (const SubProblem &sp : s.subProblems)
     batches = std::max(batches, sp.batch + 1);
-  b.imageLongWords = batches * p.phases *
-                     constantStreamLongWords(p.tileLw, b.mabBroadcast);
+  b.batches = batches;
+  b.imageLongWords = batches * p.phases * constantStreamLongWords(stream(p));
   return true;
 }
 
@@ -571,26 +730,19 @@ int64_t accAt(const Plan &p, int64_t ti, int64_t row) {
   return p.accBase + (ti * p.accRowsPad + row) * p.unit->accPeLongWords;
 }
 
-/// The T offset tables of A (rows) and of the bias.
+/// The T offset tables (words) of an image read by rows (perRow slots a
+/// row) and by tiles (perTile slots a tile).
 void offsetTables(const Plan &p, std::vector<int64_t> &l1b,
                   std::vector<int64_t> &mab, int64_t perRow,
                   int64_t perTile) {
   l1b.assign(8, 0);
   mab.assign(16, 0);
-  for (int k = 0; k < 8; ++k)
-    l1b[size_t(k)] = 2 * int64_t(k) * p.r1 * perRow;
-  for (int m = 0; m < 16; ++m) {
-    int64_t rows = 0, tile = 0;
-    if (p.mode == MabMode::Rows) {
-      rows = int64_t(m) * p.r0;
-    } else if (p.tilesDivide16) {
-      rows = int64_t(m) / p.nt;
-      tile = int64_t(m) % p.nt;
-    } else {
-      tile = m;
-    }
-    mab[size_t(m)] = 2 * (rows * perRow + tile * perTile);
-  }
+  // Per-L1B images start at the L1B's own first row.
+  for (unsigned k = 0; k < 8; ++k)
+    l1b[k] = 2 * ((p.distinct ? 0 : p.rowOffL1b[k]) * perRow +
+                  p.tileOffL1b[k] * perTile);
+  for (unsigned m = 0; m < 16; ++m)
+    mab[m] = 2 * (p.rowOffMab[m] * perRow + p.tileOffMab[m] * perTile);
 }
 
 /// Builds the bias tile of the matrix path into LM1: row i takes beta at
@@ -673,9 +825,7 @@ void emitBiasVector(VsmWriter &out, const Plan &p, int64_t &lastWrite) {
   const BiasSpec &bias = p.spec->bias;
   bool scaled = bias.beta != 1;
   for (int64_t ti = 0; ti < p.tilesPerMab; ++ti) {
-    int64_t tileOffset = p.mode == MabMode::Rows ? ti
-                         : p.tilesDivide16       ? 0
-                                                 : 16 * ti;
+    int64_t tileOffset = ti * p.tileStep;
     for (int64_t j = 0; j < p.mabRows; j += 4) {
       std::array<int64_t, 4> slots;
       for (int c = 0; c < 4; ++c) {
@@ -723,9 +873,7 @@ void emitBiasMatrix(VsmWriter &out, const Plan &p) {
   for (const std::string &w : tileWrites(u, p.eTile, 1))
     out.step({w});
   for (int64_t ti = 0; ti < p.tilesPerMab; ++ti) {
-    int64_t tileOffset = p.mode == MabMode::Rows ? ti
-                         : p.tilesDivide16       ? 0
-                                                 : 16 * ti;
+    int64_t tileOffset = ti * p.tileStep;
     for (int64_t j = 0; j < p.mabRows; j += 4) {
       std::array<int64_t, 4> slots;
       for (int c = 0; c < 4; ++c) {
@@ -773,54 +921,53 @@ void gemm::packBImage(const ProductSpec &spec, const BLayout &layout,
   image.groups = kDramGroups;
   image.longWordsPerGroup = layout.imageLongWords;
   std::vector<uint64_t> data(size_t(layout.imageLongWords), 0);
-  int64_t streamLw = constantStreamLongWords(p.tileLw, layout.mabBroadcast);
-  int64_t batches = layout.imageLongWords / std::max<int64_t>(1, streamLw) /
-                    std::max<int64_t>(1, p.phases);
+  ConstantStream cs = stream(p);
+  int64_t streamLw = constantStreamLongWords(cs);
   std::vector<uint64_t> tile(size_t(4 * u.tilePeLongWords));
   int64_t columns[16];
-  for (int64_t batch = 0; batch < batches; ++batch)
+  unsigned l1bs = cs.l1bDistinct ? 8 : 1;
+  unsigned mabs = cs.mabBroadcast ? 1 : 16;
+  for (int64_t batch = 0; batch < layout.batches; ++batch)
     for (int64_t phase = 0; phase < p.phases; ++phase) {
       int64_t base = (batch * p.phases + phase) * streamLw;
-      unsigned mabs = layout.mabBroadcast ? 1 : 16;
-      for (unsigned m = 0; m < mabs; ++m) {
-        const std::vector<int64_t> &tiles = layout.mabTiles[m];
-        for (size_t ti = 0; ti < tiles.size(); ++ti)
-          for (int64_t k = 0; k < p.kcPerPhase; ++k) {
-            int64_t kc = phase * p.kcPerPhase + k;
-            for (int i = 0; i < u.tilePeLongWords; ++i) {
-              int64_t column = tileColumn(p, tiles[ti], i);
-              columns[i] = kc < p.kc && column < spec.n ? column : -1;
+      for (unsigned k = 0; k < l1bs; ++k)
+        for (unsigned m = 0; m < mabs; ++m)
+          for (int64_t ti = 0; ti < p.tilesPerMab; ++ti)
+            for (int64_t kk = 0; kk < p.kcPerPhase; ++kk) {
+              int64_t kc = phase * p.kcPerPhase + kk;
+              int64_t t = p.tile(k, m, ti);
+              for (int i = 0; i < u.tilePeLongWords; ++i) {
+                int64_t column = tileColumn(p, t, i);
+                columns[i] = kc < p.kc && column < spec.n ? column : -1;
+              }
+              std::fill(tile.begin(), tile.end(), 0);
+              if (kc < p.kc)
+                spec.b->tile(batch, kc, columns, tile.data());
+              int64_t j0 = (ti * p.kcPerPhase + kk) * u.tilePeLongWords;
+              for (unsigned pe = 0; pe < 4; ++pe)
+                for (int i = 0; i < u.tilePeLongWords; ++i)
+                  data[size_t(base + constantStreamOffset(cs, j0 + i, k, m,
+                                                          pe))] =
+                      tile[size_t(pe * u.tilePeLongWords + i)];
             }
-            std::fill(tile.begin(), tile.end(), 0);
-            if (kc < p.kc)
-              spec.b->tile(batch, kc, columns, tile.data());
-            int64_t j0 = (int64_t(ti) * p.kcPerPhase + k) * u.tilePeLongWords;
-            for (unsigned pe = 0; pe < 4; ++pe)
-              for (int i = 0; i < u.tilePeLongWords; ++i)
-                data[size_t(base + constantStreamOffset(
-                                       j0 + i, p.tileLw, m, pe,
-                                       layout.mabBroadcast))] =
-                    tile[size_t(pe * u.tilePeLongWords + i)];
-          }
-      }
     }
   for (unsigned g = 0; g < kDramGroups; ++g)
     image.data[g] = data;
 }
 
+bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
+                       KernelDescription &description, std::string &error);
+
 namespace {
 
-/// The output long word of output quad `q` of MAB-local row `row` in GRF1
-/// (after the conversion for half results).
+/// The long word in GRF1 that holds output quad `q` of MAB row `row`
+/// (q counts the row's output quads: tile q / outPerTile): the converted
+/// half, or the accumulator itself.
 int64_t outputLongWord(const Plan &p, int64_t row, int64_t q) {
   const MatrixUnit &u = *p.unit;
-  bool converted = u.type == DeviceType::Half && p.outPerTile == 1;
   int64_t ti = q / p.outPerTile;
-  if (converted) {
-    if (p.mode == MabMode::Rows)
-      return p.outBase + row * p.nqo + q;
+  if (u.type == DeviceType::Half && p.outPerTile == 1)
     return p.outBase + row * p.tilesPerMab + ti;
-  }
   return accAt(p, ti, row) + q % p.outPerTile;
 }
 
@@ -831,30 +978,25 @@ void emitConversion(VsmWriter &out, const Plan &p) {
     return;
   std::string zero = lwFixed(PeMemory::LM1, p.zeroLw);
   for (int64_t ti = 0; ti < p.tilesPerMab; ++ti)
-    for (int64_t j = 0; j < p.mabRows; j += 4) {
-      int64_t first = p.mode == MabMode::Rows
-                          ? p.outBase + j * p.nqo + ti
-                          : p.outBase + j * p.tilesPerMab + ti;
-      int64_t stride = p.mode == MabMode::Rows ? p.nqo : p.tilesPerMab;
+    for (int64_t j = 0; j < p.mabRows; j += 4)
       out.step({"hvfmar " + zero + " " + zero + " " +
                 llRun(PeMemory::GRF1, accAt(p, ti, j)) + " " +
-                lwRun(PeMemory::GRF1, first, stride)});
-    }
+                lwRun(PeMemory::GRF1, outputLongWord(p, j, ti),
+                      p.tilesPerMab)});
   out.nop(2);
 }
 
 /// Gathers every MAB's outputs into its L1BM in the order of C's rows, then
-/// every L1BM's pieces into the L2BM.
+/// every L1BM's share into the L2BM.
 void emitGather(VsmWriter &out, const Plan &p) {
+  int64_t rowLw = p.spec->out.rowLongWords();
   if (p.mode == MabMode::Slot) {
-    // Quad j of MAB m lands at L1BM quad 16 j + m: C's order.
-    for (int64_t j = 0; j < p.mabQuads; j += 4) {
+    // Quad j of MAB m lands at L1BM quad 16 j + m: the L1B's order.
+    for (int64_t j = 0; j < p.mabQuads(); j += 4) {
       std::array<int64_t, 4> src;
       for (int c = 0; c < 4; ++c) {
-        int64_t q = j + c;
-        int64_t row = p.tilesDivide16 ? q : q / p.tilesPerMab;
-        int64_t ti = p.tilesDivide16 ? 0 : q % p.tilesPerMab;
-        src[c] = outputLongWord(p, row, ti);
+        int64_t q = std::min(j + c, p.mabQuads() - 1);
+        src[c] = outputLongWord(p, q / p.tilesPerMab, q % p.tilesPerMab);
       }
       out.step({"l1bmd " + lwAny(PeMemory::GRF1, src) + " " +
                 l1bmOperand(kL1bmOut + 64 * j)});
@@ -875,12 +1017,21 @@ void emitGather(VsmWriter &out, const Plan &p) {
       }
   }
   out.nop();
-  int64_t pieces = p.r1 * p.nqo * kQuadLongWords / kL2bmStepLongWords;
-  for (unsigned k = 0; k < 8; ++k)
-    for (int64_t i = 0; i < pieces; ++i)
-      out.step({"l2bm@" + std::to_string(k) + " " +
-                l1bmOperand(kL1bmOut + 64 * i) + " " +
-                l2bmOperand(kL2bmOut + (int64_t(k) * pieces + i) * 64)});
+  if (p.l1bMode == L1bMode::Stripe) {
+    // L1B k's long words 8c..8c+7 are long words 8k..8k+7 of the image's
+    // 64-long-word stripe c (l2bmd, 256 a step).
+    int64_t steps = ceilDiv(p.r2 * rowLw, 256);
+    for (int64_t i = 0; i < steps; ++i)
+      out.step({"l2bmd " + l1bmOperand(kL1bmOut + 32 * i) + " " +
+                l2bmOperand(kL2bmOut + 256 * i)});
+  } else {
+    int64_t pieces = p.r1 * rowLw / kL2bmStepLongWords;
+    for (unsigned k = 0; k < p.activeL1bs; ++k)
+      for (int64_t i = 0; i < pieces; ++i)
+        out.step({"l2bm@" + std::to_string(k) + " " +
+                  l1bmOperand(kL1bmOut + 64 * i) + " " +
+                  l2bmOperand(kL2bmOut + (int64_t(k) * pieces + i) * 64)});
+  }
   // An MV may read the L2BM once the writes have landed.
   out.nop(2);
 }
@@ -889,7 +1040,10 @@ void emitGather(VsmWriter &out, const Plan &p) {
 void emitStore(VsmWriter &out, const Plan &p, const Chunk &c) {
   const DramForm &C = p.spec->out;
   int64_t rowLw = C.rowLongWords();
-  int64_t imageLw = rowsPerL2b(p) * rowLw;
+  int64_t imageLw = (p.l1bMode == L1bMode::Rows
+                         ? std::min<int64_t>(rowsPerL2b(p), p.activeL1bs * p.r1)
+                         : rowsPerL2b(p)) *
+                    rowLw;
   int64_t blockEnd = C.base + C.groupLongWords();
   std::vector<unsigned> tags;
   for (unsigned l = 0; l < c.l2bs; ++l) {
@@ -931,8 +1085,10 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
   description.variant =
       std::string(deviceTypeName(u.type)) +
       (p.mode == MabMode::Slot ? ", quads over MABs" : ", rows over MABs") +
+      (p.l1bMode == L1bMode::Stripe ? ", stripes over L1Bs"
+                                    : ", rows over L1Bs") +
       (p.uniform ? ", four groups" : ", group 0");
-  description.parameters.push_back({"rows per L1B", std::to_string(p.r1)});
+  description.parameters.push_back({"rows per L2B", std::to_string(p.r2)});
   description.parameters.push_back(
       {"tiles per MAB", std::to_string(p.tilesPerMab)});
   description.parameters.push_back({"K phases", std::to_string(p.phases)});
@@ -972,16 +1128,14 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
   if (halfOut || bias.kind != BiasSpec::Kind::None)
     emitConstants(out, p);
 
-  ConstantStream stream;
-  stream.peLongWords = p.tileLw;
-  stream.mabBroadcast = p.b.mabBroadcast;
-  int64_t streamLw = constantStreamLongWords(p.tileLw, stream.mabBroadcast);
+  ConstantStream bStream = stream(p);
+  int64_t streamLw = constantStreamLongWords(bStream);
   int64_t loadedBatch = -1, loadedPhase = -1;
   for (const Chunk &c : p.chunks) {
     for (int64_t phase = 0; phase < p.phases; ++phase) {
       if (c.batch != loadedBatch || phase != loadedPhase) {
-        stream.base = spec.bBase + (c.batch * p.phases + phase) * streamLw;
-        loadConstantStream(out, stream, PeMemory::LM1, 0, kL2bmStream,
+        bStream.base = spec.bBase + (c.batch * p.phases + phase) * streamLw;
+        loadConstantStream(out, bStream, PeMemory::LM1, 0, kL2bmStream,
                            kL1bmStream);
         loadedBatch = c.batch;
         loadedPhase = phase;

@@ -81,6 +81,11 @@ struct ImageQuad {
   static constexpr int kNoQuad = -2;
   int64_t address = 0;
   int valid = 0;
+  /// Which tensor it belongs to (A 0, the bias 1): transfers never span
+  /// two tensors, so layouts do not depend on where tensors lie.
+  int tensor = 0;
+  /// The L1B that wants it (0..7), or -1 for every L1B.
+  int l1b = -1;
 };
 
 /// The rows of A for a block of compute rows, as the engine places them in
@@ -168,14 +173,13 @@ bool emitProduct(const ProductSpec &spec, VsmWriter &out,
 // Constant images
 //===----------------------------------------------------------------------===//
 
-/// How the engine arranges B tiles in DRAM: the plan's choice of which MABs
-/// hold which tiles, reproduced on the host.
+/// How the engine arranges B tiles in DRAM (what packConstant writes),
+/// reproduced on the host from the plan.
 struct BLayout {
-  /// Tiles each MAB holds, in LM1 order, per MAB index (0..15); empty when
-  /// every MAB holds the same list (mabTiles[0]).
-  std::vector<std::vector<int64_t>> mabTiles;
   bool mabBroadcast = false;
+  bool l1bDistinct = false;
   int64_t kChunks = 0;
+  int64_t batches = 1;
   /// Long words per PE of one sub-problem's tiles, and of the DRAM image.
   int64_t peLongWords = 0;
   int64_t imageLongWords = 0;

@@ -13,6 +13,8 @@
 #include "GemmDetail.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 using namespace mncc;
@@ -23,15 +25,16 @@ namespace {
 
 /// A DRAM range of whole MV units that lands in the L2BM at `l2bm`.
 struct Range {
+  int tensor = 0;
   int group = 0;
   int64_t start = 0;
   int64_t longWords = 0;
   int64_t l2bm = 0;
 };
 
-/// Where every quad of a unit lands: the ranges, and per slot its quad
-/// position in the L2BM image (long word offset from the image base) and
-/// its valid elements.
+/// Where every quad of a section of a unit lands: the ranges, and per slot
+/// its position in the section's L2BM image (long words from the section's
+/// start) and its valid elements.
 struct Layout {
   std::vector<Range> ranges;
   std::map<int64_t, std::pair<int64_t, int>> slots;
@@ -44,10 +47,13 @@ struct Layout {
 /// (16 cycles).
 constexpr int64_t kMergeGapUnits = 4;
 
-Layout layoutOf(const LoadUnit &unit) {
+/// The layout of the quads of `unit` with the given L1B (-1: shared).
+Layout layoutOf(const LoadUnit &unit, int l1b) {
   Layout layout;
   std::vector<const ImageQuad *> quads;
   for (const ImageQuad &q : unit.quads) {
+    if (q.l1b != l1b)
+      continue;
     if (q.group == ImageQuad::kZeroQuad)
       layout.zeroSlots.push_back(q.slot);
     else if (q.group >= 0)
@@ -55,18 +61,21 @@ Layout layoutOf(const LoadUnit &unit) {
   }
   std::sort(quads.begin(), quads.end(),
             [](const ImageQuad *a, const ImageQuad *b) {
+              if (a->tensor != b->tensor)
+                return a->tensor < b->tensor;
               return a->group != b->group ? a->group < b->group
                                           : a->address < b->address;
             });
   for (const ImageQuad *q : quads) {
     int64_t unitStart = q->address / kMvUnitLongWords * kMvUnitLongWords;
-    int64_t unitEnd =
-        roundUp(q->address + kQuadLongWords, kMvUnitLongWords);
+    int64_t unitEnd = roundUp(q->address + kQuadLongWords, kMvUnitLongWords);
     if (layout.ranges.empty() || layout.ranges.back().group != q->group ||
+        layout.ranges.back().tensor != q->tensor ||
         unitStart > layout.ranges.back().start +
                         layout.ranges.back().longWords +
                         kMergeGapUnits * kMvUnitLongWords) {
       Range r;
+      r.tensor = q->tensor;
       r.group = q->group;
       r.start = unitStart;
       r.longWords = 0;
@@ -83,14 +92,113 @@ Layout layoutOf(const LoadUnit &unit) {
   return layout;
 }
 
-bool sameShape(const Layout &a, const Layout &b) {
-  if (a.ranges.size() != b.ranges.size() || a.slots != b.slots ||
-      a.zeroSlots != b.zeroSlots)
+/// Whether `x` can load by the instructions of `ref`: its ranges are ref's
+/// (the last one maybe shorter, fewer maybe), its slots ref's slots at the
+/// same places, its zeros not where ref has data. Rows a unit lacks (past
+/// the tensor) then receive whatever the L2BM held, and their results are
+/// never stored.
+bool compatible(const Layout &ref, const Layout &x) {
+  if (x.ranges.size() > ref.ranges.size())
     return false;
-  for (size_t i = 0; i < a.ranges.size(); ++i)
-    if (a.ranges[i].longWords != b.ranges[i].longWords ||
-        a.ranges[i].l2bm != b.ranges[i].l2bm)
+  for (size_t i = 0; i < x.ranges.size(); ++i) {
+    if (x.ranges[i].l2bm != ref.ranges[i].l2bm ||
+        x.ranges[i].longWords > ref.ranges[i].longWords)
       return false;
+    if (i + 1 < x.ranges.size() &&
+        x.ranges[i].longWords != ref.ranges[i].longWords)
+      return false;
+  }
+  for (const auto &[slot, where] : x.slots) {
+    auto it = ref.slots.find(slot);
+    if (it == ref.slots.end() || it->second != where)
+      return false;
+  }
+  for (int64_t z : x.zeroSlots)
+    if (ref.slots.count(z))
+      return false;
+  return true;
+}
+
+size_t weight(const Layout &l) { return l.slots.size() + l.zeroSlots.size(); }
+
+/// A unit's image in sections: the shared quads, then each L1B's own; the
+/// L1B sections load by the same runs.
+struct Sections {
+  Layout shared;
+  bool distinct = false;
+  std::array<Layout, 8> l1b;
+};
+
+Sections sectionsOf(const LoadUnit &unit) {
+  Sections s;
+  s.shared = layoutOf(unit, -1);
+  for (const ImageQuad &q : unit.quads)
+    s.distinct |= q.l1b >= 0;
+  if (s.distinct)
+    for (int k = 0; k < 8; ++k)
+      s.l1b[size_t(k)] = layoutOf(unit, k);
+  return s;
+}
+
+/// The layouts every unit's sections must be compatible with: the fullest
+/// shared section and the fullest L1B section; their zeros the union of
+/// every unit's.
+struct Reference {
+  Layout shared, l1b;
+  bool distinct = false;
+  /// L1Bs with quads in some unit; the others load nothing.
+  std::array<bool, 8> l1bUsed{};
+  int64_t sharedBase = 0;
+  std::array<int64_t, 8> l1bBase{};
+  int64_t longWords = 0;
+};
+
+bool referenceOf(const std::vector<Sections> &all, Reference &ref) {
+  for (const Sections &s : all) {
+    if (weight(s.shared) > weight(ref.shared))
+      ref.shared = s.shared;
+    ref.distinct |= s.distinct;
+    if (s.distinct)
+      for (int k = 0; k < 8; ++k) {
+        const Layout &l = s.l1b[size_t(k)];
+        if (weight(l) > weight(ref.l1b))
+          ref.l1b = l;
+        ref.l1bUsed[size_t(k)] = ref.l1bUsed[size_t(k)] || weight(l) > 0;
+      }
+  }
+  std::set<int64_t> sharedZeros, l1bZeros;
+  for (const Sections &s : all) {
+    if (!compatible(ref.shared, s.shared)) {
+      if (std::getenv("GEMM_PLAN"))
+        std::fprintf(stderr, "shared section incompatible: %zu/%zu ranges, %zu/%zu slots\n",
+                     s.shared.ranges.size(), ref.shared.ranges.size(), s.shared.slots.size(), ref.shared.slots.size());
+      return false;
+    }
+    sharedZeros.insert(s.shared.zeroSlots.begin(), s.shared.zeroSlots.end());
+    if (s.distinct)
+      for (const Layout &l : s.l1b) {
+        if (!compatible(ref.l1b, l)) {
+          if (std::getenv("GEMM_PLAN")) {
+            std::fprintf(stderr, "l1b section incompatible: %zu/%zu ranges, %zu/%zu slots\n",
+                         l.ranges.size(), ref.l1b.ranges.size(), l.slots.size(), ref.l1b.slots.size());
+            for (size_t i = 0; i < l.ranges.size(); ++i)
+              std::fprintf(stderr, "  range %zu: l2bm %lld len %lld vs %lld %lld\n", i, (long long)l.ranges[i].l2bm, (long long)l.ranges[i].longWords, (long long)ref.l1b.ranges[i].l2bm, (long long)ref.l1b.ranges[i].longWords);
+          }
+          return false;
+        }
+        l1bZeros.insert(l.zeroSlots.begin(), l.zeroSlots.end());
+      }
+  }
+  ref.shared.zeroSlots.assign(sharedZeros.begin(), sharedZeros.end());
+  ref.l1b.zeroSlots.assign(l1bZeros.begin(), l1bZeros.end());
+  int64_t at = roundUp(ref.shared.longWords, kMvUnitLongWords);
+  if (ref.distinct)
+    for (int k = 0; k < 8; ++k) {
+      ref.l1bBase[size_t(k)] = at;
+      if (ref.l1bUsed[size_t(k)])
+        at += roundUp(ref.l1b.longWords, kMvUnitLongWords);
+    }
+  ref.longWords = at;
   return true;
 }
 
@@ -98,15 +206,11 @@ bool sameShape(const Layout &a, const Layout &b) {
 
 bool gemm::sameLayout(const std::vector<LoadUnit> &units,
                       const LoadBudget &budget) {
-  if (units.empty())
-    return true;
-  Layout first = layoutOf(units[0]);
-  if (first.longWords > budget.l2bmLongWords)
-    return false;
-  for (size_t u = 1; u < units.size(); ++u)
-    if (!sameShape(first, layoutOf(units[u])))
-      return false;
-  return true;
+  std::vector<Sections> all;
+  for (const LoadUnit &u : units)
+    all.push_back(sectionsOf(u));
+  Reference ref;
+  return referenceOf(all, ref) && ref.longWords <= budget.l2bmLongWords;
 }
 
 bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
@@ -114,15 +218,14 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
                       const LoadBudget &budget, std::string &error) {
   if (units.empty())
     return true;
-  std::vector<Layout> layouts;
+  std::vector<Sections> sections;
   for (const LoadUnit &u : units)
-    layouts.push_back(layoutOf(u));
-  const Layout &layout = layouts[0];
-  for (size_t u = 1; u < units.size(); ++u)
-    if (!sameShape(layout, layouts[u])) {
-      error = "the L2Bs' images do not lie out alike";
-      return false;
-    }
+    sections.push_back(sectionsOf(u));
+  Reference layout;
+  if (!referenceOf(sections, layout)) {
+    error = "the images of the L2Bs or L1Bs do not lie out alike";
+    return false;
+  }
   if (layout.longWords > budget.l2bmLongWords) {
     error = "an image of " + std::to_string(layout.longWords) +
             " long words does not fit the L2BM budget";
@@ -131,7 +234,7 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
 
   // MV: one parallel transfer per range when every unit reads its own
   // group at the same address (mvb2 when both L2Bs of every group take
-  // the same range), else one transfer per unit.
+  // the same range), else one transfer per unit that has the range.
   std::set<unsigned> groups, l2bs;
   for (const LoadUnit &u : units) {
     groups.insert(u.group);
@@ -140,29 +243,52 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
   bool everyGroup = groups.size() == kDramGroups &&
                     units.size() == groups.size() * l2bs.size();
   std::vector<unsigned> tags;
-  for (size_t i = 0; i < layout.ranges.size(); ++i) {
-    const Range &r0 = layout.ranges[i];
-    int64_t l2bm = budget.l2bmBase + r0.l2bm;
+  // A unit's ranges with their L2BM addresses, section by section; a
+  // range it lacks is empty.
+  auto rangesOf = [&](const Sections &s) {
+    std::vector<Range> all;
+    auto add = [&](const Layout &own, const Layout &ref, int64_t base) {
+      for (size_t i = 0; i < ref.ranges.size(); ++i) {
+        Range r = i < own.ranges.size() ? own.ranges[i] : Range();
+        if (i >= own.ranges.size())
+          r.longWords = 0;
+        r.l2bm = budget.l2bmBase + base + ref.ranges[i].l2bm;
+        all.push_back(r);
+      }
+    };
+    add(s.shared, layout.shared, layout.sharedBase);
+    if (layout.distinct)
+      for (int k = 0; k < 8; ++k)
+        if (layout.l1bUsed[size_t(k)])
+          add(s.distinct ? s.l1b[size_t(k)] : Layout(), layout.l1b,
+              layout.l1bBase[size_t(k)]);
+    return all;
+  };
+  std::vector<std::vector<Range>> ranges;
+  for (const Sections &s : sections)
+    ranges.push_back(rangesOf(s));
+  for (size_t i = 0; i < ranges[0].size(); ++i) {
     bool parallel = everyGroup;
     bool bothSame = l2bs.size() == 2;
+    int64_t length = ranges[0][i].longWords;
     for (size_t u = 0; u < units.size() && parallel; ++u) {
-      const Range &r = layouts[u].ranges[i];
-      parallel = r.group == int(units[u].group);
-      // Every group at the same address, per L2B.
+      const Range &r = ranges[u][i];
+      parallel = r.longWords > 0 && r.longWords == length &&
+                 r.group == int(units[u].group);
       for (size_t v = 0; v < units.size() && parallel; ++v)
         if (units[v].l2b == units[u].l2b)
-          parallel = layouts[v].ranges[i].start == r.start;
+          parallel = ranges[v][i].start == r.start;
       for (size_t v = 0; v < units.size(); ++v)
-        if (units[v].l2b != units[u].l2b &&
-            layouts[v].ranges[i].start != r.start)
+        if (units[v].l2b != units[u].l2b && ranges[v][i].start != r.start)
           bothSame = false;
     }
-    std::string size = "/n" + std::to_string(r0.longWords);
+    std::string size = "/n" + std::to_string(length);
     if (parallel && bothSame) {
       unsigned tag = out.newTag();
       tags.push_back(tag);
       out.statement("mvb2" + size + VsmWriter::tagName(tag) + " $d" +
-                    std::to_string(r0.start) + " $lc" + std::to_string(l2bm));
+                    std::to_string(ranges[0][i].start) + " $lc" +
+                    std::to_string(ranges[0][i].l2bm));
       continue;
     }
     if (parallel) {
@@ -170,118 +296,134 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
         int64_t start = 0;
         for (size_t u = 0; u < units.size(); ++u)
           if (units[u].l2b == l2b)
-            start = layouts[u].ranges[i].start;
+            start = ranges[u][i].start;
         unsigned tag = out.newTag();
         tags.push_back(tag);
         out.statement("mvp" + size + VsmWriter::tagName(tag) + " $d" +
-                      std::to_string(start) + " $lc" + std::to_string(l2bm) +
-                      "@." + std::to_string(l2b));
+                      std::to_string(start) + " $lc" +
+                      std::to_string(ranges[0][i].l2bm) + "@." +
+                      std::to_string(l2b));
       }
       continue;
     }
     for (size_t u = 0; u < units.size(); ++u) {
-      const Range &r = layouts[u].ranges[i];
+      const Range &r = ranges[u][i];
+      if (r.longWords <= 0)
+        continue;
       unsigned tag = out.newTag();
       tags.push_back(tag);
-      out.statement("mvp" + size + VsmWriter::tagName(tag) + " $d" +
-                    std::to_string(r.start) + "@" + std::to_string(r.group) +
-                    " $lc" + std::to_string(l2bm) + "@" +
+      out.statement("mvp/n" + std::to_string(r.longWords) +
+                    VsmWriter::tagName(tag) + " $d" + std::to_string(r.start) +
+                    "@" + std::to_string(r.group) + " $lc" +
+                    std::to_string(r.l2bm) + "@" +
                     std::to_string(units[u].group) + "." +
                     std::to_string(units[u].l2b));
     }
   }
-  // Which slots each L2BM quad feeds, in slot order (a quad may feed
-  // several).
-  std::map<int64_t, std::vector<std::pair<int64_t, int>>> feeds;
-  for (const auto &[slot, where] : layout.slots)
-    feeds[where.first / kQuadLongWords].push_back({slot, where.second});
 
-  // Pieces of the L2BM image through the two halves of the L1BM transit
-  // buffer: l2bmb the next piece while the runs of this one go out.
+  // Transit jobs: pieces of a section through the two halves of the L1BM
+  // transit buffer (l2bmb for the shared section, l2bmb@k for each L1B's),
+  // each followed by its runs of l1bmm; the copies of the next piece go
+  // out beside the runs of this one.
   int64_t piece = budget.l1bmLongWords / 2 / kL2bmStepLongWords *
                   kL2bmStepLongWords;
   if (piece <= 0) {
     error = "no L1BM transit buffer";
     return false;
   }
-  int64_t pieces = ceilDiv(layout.longWords, piece);
-  auto l2bmbSteps = [&](int64_t p) {
-    std::vector<std::string> steps;
-    int64_t first = p * piece;
-    int64_t count = std::min(piece, layout.longWords - first);
-    int64_t half = p % 2 ? piece : 0;
-    for (int64_t o = 0; o < count; o += kL2bmStepLongWords)
-      steps.push_back("l2bmb " + l2bmOperand(budget.l2bmBase + first + o) +
-                      " " + l1bmOperand(budget.l1bmBase + half + o));
-    return steps;
+  struct Job {
+    std::vector<std::string> copies, runs;
   };
-  auto runSteps = [&](int64_t p, std::vector<std::string> &steps) -> bool {
-    int64_t first = p * piece;
-    int64_t count = std::min(piece, layout.longWords - first);
-    int64_t half = p % 2 ? piece : 0;
+  std::vector<Job> jobs;
+  int half = 0;
+  auto addJobs = [&](const Layout &l,
+                     const std::vector<std::pair<int, int64_t>> &bases,
+                     bool perL1b) -> bool {
+    // Which slots each quad position of the section feeds.
+    std::map<int64_t, std::vector<std::pair<int64_t, int>>> feeds;
+    for (const auto &[slot, where] : l.slots)
+      feeds[where.first / kQuadLongWords].push_back({slot, where.second});
     int perLw = unit.perLongWord;
-    for (int64_t run = 0; run < count; run += 16) {
-      int64_t quad0 = (first + run) / kQuadLongWords;
-      // Passes: the k-th destination of every quad of the run.
-      for (size_t pass = 0;; ++pass) {
-        bool any = false;
-        std::array<int64_t, 4> dest;
-        std::array<int, 4> valid;
-        for (int c = 0; c < 4; ++c) {
-          dest[c] = budget.trashSlot;
-          valid[c] = 4 * perLw;
-          auto it = feeds.find(quad0 + c);
-          if (it != feeds.end() && pass < it->second.size()) {
-            dest[c] = it->second[pass].first;
-            valid[c] = it->second[pass].second;
-            any = true;
+    for (int64_t first = 0; first < l.longWords; first += piece) {
+      Job job;
+      int64_t count = std::min(piece, l.longWords - first);
+      int64_t transit = budget.l1bmBase + (half ? piece : 0);
+      half ^= 1;
+      for (int64_t o = 0; o < count; o += kL2bmStepLongWords)
+        for (const auto &[k, base] : bases)
+          job.copies.push_back(
+              (perL1b ? "l2bmb@" + std::to_string(k) : std::string("l2bmb")) +
+              " " + l2bmOperand(base + first + o) + " " +
+              l1bmOperand(transit + o));
+      for (int64_t run = 0; run < count; run += 16) {
+        int64_t quad0 = (first + run) / kQuadLongWords;
+        for (size_t pass = 0;; ++pass) {
+          bool any = false;
+          std::array<int64_t, 4> dest;
+          std::array<int, 4> valid;
+          for (int c = 0; c < 4; ++c) {
+            dest[c] = budget.trashSlot;
+            valid[c] = 4 * perLw;
+            auto it = feeds.find(quad0 + c);
+            if (it != feeds.end() && pass < it->second.size()) {
+              dest[c] = it->second[pass].first;
+              valid[c] = it->second[pass].second;
+              any = true;
+            }
           }
+          if (!any)
+            break;
+          std::optional<unsigned> mask = setup.laneMask(valid, perLw, error);
+          if (!error.empty())
+            return false;
+          std::string opcode = "l1bmm";
+          if (mask)
+            opcode += "/$imr" + std::to_string(*mask);
+          job.runs.push_back(opcode + " " + l1bmOperand(transit + run) + " " +
+                             lwAny(PeMemory::LM0, dest));
         }
-        if (!any)
-          break;
-        std::optional<unsigned> mask = setup.laneMask(valid, perLw, error);
-        if (!error.empty())
-          return false;
-        std::string opcode = "l1bmm";
-        if (mask)
-          opcode += "/$imr" + std::to_string(*mask);
-        steps.push_back(opcode + " " +
-                        l1bmOperand(budget.l1bmBase + half + run) + " " +
-                        lwAny(PeMemory::LM0, dest));
       }
+      jobs.push_back(std::move(job));
     }
     return true;
   };
-  // The masks are set up before the first transfer that needs them: build
-  // every run first (which emits the setup), then the transfers.
-  std::vector<std::vector<std::string>> runs(static_cast<size_t>(pieces)),
-      copies(static_cast<size_t>(pieces));
-  for (int64_t p = 0; p < pieces; ++p) {
-    copies[size_t(p)] = l2bmbSteps(p);
-    if (!runSteps(p, runs[size_t(p)]))
+  // The masks are set up (by addJobs) while the transfers run.
+  if (!addJobs(layout.shared, {{-1, budget.l2bmBase + layout.sharedBase}},
+               false))
+    return false;
+  if (layout.distinct) {
+    std::vector<std::pair<int, int64_t>> bases;
+    for (int k = 0; k < 8; ++k)
+      if (layout.l1bUsed[size_t(k)])
+        bases.push_back({k, budget.l2bmBase + layout.l1bBase[size_t(k)]});
+    if (!addJobs(layout.l1b, bases, true))
       return false;
   }
-  // Wait for the transfers only now: the masks were set up meanwhile.
   for (unsigned tag : tags)
     out.wait(tag);
-  for (const std::string &s : copies[0])
-    out.step({s});
-  for (int64_t p = 0; p < pieces; ++p) {
+  if (!jobs.empty())
+    for (const std::string &s : jobs[0].copies)
+      out.step({s});
+  for (size_t j = 0; j < jobs.size(); ++j) {
     // The L1BM writes of this piece land a step before its first run.
     out.nop();
+    const std::vector<std::string> &runs = jobs[j].runs;
+    const std::vector<std::string> none;
     const std::vector<std::string> &next =
-        p + 1 < pieces ? copies[size_t(p + 1)] : std::vector<std::string>();
-    size_t n = std::max(runs[size_t(p)].size(), next.size());
+        j + 1 < jobs.size() ? jobs[j + 1].copies : none;
+    size_t n = std::max(runs.size(), next.size());
     for (size_t i = 0; i < n; ++i)
-      out.step({i < runs[size_t(p)].size() ? runs[size_t(p)][i] : "",
-                i < next.size() ? next[i] : ""});
+      out.step({i < runs.size() ? runs[i] : "", i < next.size() ? next[i] : ""});
   }
   // Quads of zeros, four slots a step.
-  for (size_t i = 0; i < layout.zeroSlots.size(); i += 4) {
+  std::vector<int64_t> zeros = layout.shared.zeroSlots;
+  if (layout.distinct)
+    zeros.insert(zeros.end(), layout.l1b.zeroSlots.begin(),
+                 layout.l1b.zeroSlots.end());
+  for (size_t i = 0; i < zeros.size(); i += 4) {
     std::array<int64_t, 4> dest;
     for (size_t c = 0; c < 4; ++c)
-      dest[c] = i + c < layout.zeroSlots.size() ? layout.zeroSlots[i + c]
-                                                : budget.trashSlot;
+      dest[c] = i + c < zeros.size() ? zeros[i + c] : budget.trashSlot;
     out.step({"zero " + lwAny(PeMemory::LM0, dest)});
   }
   // LM0 writes land before the next reader's step.
@@ -295,42 +437,53 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
 
 namespace {
 /// Long words of a stream chunk: one MV transfer, one L2BM buffer, one
-/// L1BM buffer; smaller for a stream that needs less.
+/// L1BM buffer (an eighth of it per L1B when they differ); smaller for a
+/// stream that needs less.
 constexpr int64_t kMaxChunk = 2048;
-int64_t chunkLongWords(int64_t peLongWords, bool mabBroadcast) {
-  int64_t perPe = mabBroadcast ? 4 : 64;
-  // l1bmm moves eight long words a PE and step, l1bmd four.
-  int64_t step = mabBroadcast ? 8 : 4;
-  int64_t need = roundUp(roundUp(peLongWords, step) * perPe, kMvUnitLongWords);
+/// PEs one chunk long word reaches: per L1B (l2bmd splits a chunk eight
+/// ways) and per MAB (l1bmd deals a long word to one PE, l1bmm to all 16
+/// MABs' PEs of one position).
+int64_t spreadOf(const ConstantStream &s) {
+  return (s.mabBroadcast ? 4 : 64) * (s.l1bDistinct ? 8 : 1);
+}
+int64_t chunkLongWords(const ConstantStream &s) {
+  // l1bmm moves eight long words a PE and step, l1bmd four; l2bmd 256 L2BM
+  // long words a step.
+  int64_t step = s.mabBroadcast ? 8 : 4;
+  int64_t need = roundUp(roundUp(s.peLongWords, step) * spreadOf(s),
+                         s.l1bDistinct ? 256 : kMvUnitLongWords);
   return std::min(kMaxChunk, need);
 }
-int64_t peLongWordsPerChunk(int64_t chunk, bool mabBroadcast) {
-  return mabBroadcast ? chunk / 4 : chunk / 64;
+int64_t peLongWordsPerChunk(const ConstantStream &s) {
+  return chunkLongWords(s) / spreadOf(s);
 }
 } // namespace
 
-int64_t gemm::constantStreamLongWords(int64_t peLongWords, bool mabBroadcast) {
-  int64_t chunk = chunkLongWords(peLongWords, mabBroadcast);
-  return ceilDiv(peLongWords, peLongWordsPerChunk(chunk, mabBroadcast)) *
-         chunk;
+int64_t gemm::constantStreamLongWords(const ConstantStream &stream) {
+  return ceilDiv(stream.peLongWords, peLongWordsPerChunk(stream)) *
+         chunkLongWords(stream);
 }
 
-int64_t gemm::constantStreamOffset(int64_t j, int64_t peLongWords,
-                                   unsigned mab, unsigned pe,
-                                   bool mabBroadcast) {
-  int64_t size = chunkLongWords(peLongWords, mabBroadcast);
-  int64_t perChunk = peLongWordsPerChunk(size, mabBroadcast);
+int64_t gemm::constantStreamOffset(const ConstantStream &stream, int64_t j,
+                                   unsigned l1b, unsigned mab, unsigned pe) {
+  int64_t size = chunkLongWords(stream);
+  int64_t perChunk = peLongWordsPerChunk(stream);
   int64_t chunk = j / perChunk, local = j % perChunk;
-  int64_t inChunk = mabBroadcast ? 4 * local + pe : 64 * local + 4 * mab + pe;
-  return chunk * size + inChunk;
+  // The long word's place in its L1BM chunk buffer...
+  int64_t y = stream.mabBroadcast ? 4 * local + pe : 64 * local + 4 * mab + pe;
+  // ... and in the L2BM: l2bmd gives L1B k long words 8k..8k+7 of every 64
+  // (manual 3.6.7, decision S23).
+  int64_t x = stream.l1bDistinct ? 64 * (y / 8) + 8 * l1b + y % 8 : y;
+  return chunk * size + x;
 }
 
 void gemm::loadConstantStream(VsmWriter &out, const ConstantStream &stream,
                               PeMemory memory, int64_t peLongWord,
                               int64_t l2bmBase, int64_t l1bmBase) {
-  const int64_t kChunk = chunkLongWords(stream.peLongWords, stream.mabBroadcast);
-  int64_t perChunk = peLongWordsPerChunk(kChunk, stream.mabBroadcast);
+  const int64_t kChunk = chunkLongWords(stream);
+  int64_t perChunk = peLongWordsPerChunk(stream);
   int64_t chunks = ceilDiv(stream.peLongWords, perChunk);
+  int64_t l1bmChunk = stream.l1bDistinct ? kChunk / 8 : kChunk;
   // Up to four chunks in flight in the L2BM, two in the L1BM.
   constexpr int64_t kInFlight = 4;
   std::vector<unsigned> tags(static_cast<size_t>(chunks));
@@ -346,10 +499,16 @@ void gemm::loadConstantStream(VsmWriter &out, const ConstantStream &stream,
   for (int64_t c = 0; c < chunks; ++c) {
     out.wait(tags[size_t(c)]);
     int64_t l2bm = l2bmBase + (c % kInFlight) * kChunk;
-    int64_t l1bm = l1bmBase + (c % 2) * kChunk;
-    for (int64_t o = 0; o < kChunk; o += kL2bmStepLongWords)
-      out.step({"l2bmb " + l2bmOperand(l2bm + o) + " " +
-                l1bmOperand(l1bm + o)});
+    int64_t l1bm = l1bmBase + (c % 2) * l1bmChunk;
+    if (stream.l1bDistinct) {
+      for (int64_t o = 0; o < kChunk; o += 256)
+        out.step({"l2bmd " + l2bmOperand(l2bm + o) + " " +
+                  l1bmOperand(l1bm + o / 8)});
+    } else {
+      for (int64_t o = 0; o < kChunk; o += kL2bmStepLongWords)
+        out.step({"l2bmb " + l2bmOperand(l2bm + o) + " " +
+                  l1bmOperand(l1bm + o)});
+    }
     // The L2BM buffer is free once copied: refill it.
     if (c + kInFlight < chunks) {
       out.nop(); // the copy reads the L2BM before the MV overwrites it

@@ -227,4 +227,46 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.name);
     });
 
+GemmCase mixed(const char *name, std::vector<std::vector<int64_t>> in,
+               std::vector<int64_t> out) {
+  GemmCase c = gemm(name, std::move(in), std::move(out), H);
+  c.outType = S;
+  return c;
+}
+
+// The MLP layers of the benchmark, odd sizes (K = 1, N = 1, non-multiples of
+// a quad), sizes that take all four groups, several chunks or K phases,
+// irregular N (rows over MABs) and half products with single results.
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GemmKernel,
+    ::testing::Values(
+        gemm("mlp_16x784x512_half", {{16, 784}, {784, 512}, {512}}, {16, 512},
+             H),
+        gemm("mlp_1x784x512_half", {{1, 784}, {784, 512}, {512}}, {1, 512}, H),
+        gemm("mlp_16x512x10_half", {{16, 512}, {512, 10}, {10}}, {16, 10}, H),
+        gemm("mlp_16x784x512_single", {{16, 784}, {784, 512}, {512}},
+             {16, 512}, S),
+        gemm("k1_half", {{5, 1}, {1, 7}}, {5, 7}, H),
+        gemm("n1_single", {{6, 9}, {9, 1}}, {6, 1}, S),
+        gemm("odd_half", {{37, 45}, {45, 29}, {29}}, {37, 29}, H),
+        gemm("odd_double", {{37, 45}, {45, 29}}, {37, 29}, D),
+        gemm("column_bias_half", {{5, 8}, {8, 6}, {5, 1}}, {5, 6}, H),
+        gemm("column_bias_single", {{5, 8}, {8, 6}, {5, 1}}, {5, 6}, S),
+        gemm("irregular_n_half", {{20, 40}, {40, 84}, {84}}, {20, 84}, H),
+        gemm("irregular_n_single", {{20, 40}, {40, 84}}, {20, 84}, S),
+        gemm("groups_half", {{300, 64}, {64, 48}, {48}}, {300, 48}, H),
+        gemm("groups_single", {{300, 64}, {64, 40}}, {300, 40}, S),
+        gemm("wide_half", {{64, 96}, {96, 600}}, {64, 600}, H),
+        gemm("deep_single", {{24, 3000}, {3000, 256}}, {24, 256}, S),
+        mixed("mixed_half_single", {{5, 20}, {20, 33}}, {5, 33}),
+        mixed("mixed_bias", {{12, 40}, {40, 64}, {64}}, {12, 64}),
+        matmul("batched_shared_b", {{3, 20, 16}, {16, 24}}, {3, 20, 24}, H),
+        matmul("batched_broadcast", {{2, 1, 5, 8}, {1, 3, 8, 6}},
+               {2, 3, 5, 6}, S),
+        matmul("batched_aligned", {{2, 16, 32}, {2, 32, 16}}, {2, 16, 16}, H),
+        matmul("vector_a", {{48}, {48, 20}}, {20}, H)),
+    [](const ::testing::TestParamInfo<GemmCase> &info) {
+      return std::string(info.param.name);
+    });
+
 } // namespace
