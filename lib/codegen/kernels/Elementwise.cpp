@@ -7,10 +7,17 @@
 // 3.6.4), or goes to LM1 for one input. A scalar constant operand is an
 // immediate kept in GRF0.
 //
+// Half tensors (float_dtype=half) use the half forms: the MAU's hv*
+// operations with the output reduction "r" (four halves a long word,
+// rounded once; the addend read as halves with the "e" option) and the
+// ALU's h-precision max, min and relu (E6).
+//
 //===----------------------------------------------------------------------===//
 
 #include "FlatSpread.h"
 #include "Generators.h"
+
+#include "mncc/codegen/DeviceType.h"
 
 #include <cstring>
 
@@ -30,10 +37,9 @@ struct ElementwiseOp {
 };
 
 constexpr ElementwiseOp kOps[] = {
-    {"Relu", Arity::Unary},    {"Identity", Arity::Unary},
-    {"Neg", Arity::Unary},     {"Add", Arity::Binary},
-    {"Sub", Arity::Binary},    {"Mul", Arity::Binary},
-    {"Max", Arity::Binary},    {"Min", Arity::Binary},
+    {"Relu", Arity::Unary}, {"Identity", Arity::Unary}, {"Neg", Arity::Unary},
+    {"Add", Arity::Binary}, {"Sub", Arity::Binary},     {"Mul", Arity::Binary},
+    {"Max", Arity::Binary}, {"Min", Arity::Binary},
 };
 
 const ElementwiseOp *findOp(const std::string &opType) {
@@ -56,11 +62,19 @@ std::optional<float> scalarConstant(const KernelTensor &tensor) {
   return tensor.constant->data<float>()[0];
 }
 
-std::string singleImmediate(float value) {
+/// The constant as an imm payload word of `type`: a single, or a half in
+/// both halves of the word ("ui": a negative single's bit pattern is above
+/// INT32_MAX).
+std::string immediateWord(DeviceType type, float value) {
   uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
+  if (type == DeviceType::Half) {
+    uint16_t half = 0;
+    hostToDevice(reference::DType::Float32, &value, DeviceType::Half, &half, 1);
+    bits = uint32_t(half) << 16 | half;
+  } else {
+    std::memcpy(&bits, &value, sizeof bits);
+  }
   char buffer[32];
-  // ui: the bit pattern of a negative single is above INT32_MAX.
   std::snprintf(buffer, sizeof buffer, "ui\"0x%08x\"", bits);
   return buffer;
 }
@@ -75,8 +89,9 @@ public:
     if (!op)
       return false;
     if (request.outputs.size() != 1 ||
-        request.outputs[0].form.type != DeviceType::Single) {
-      whyNot = "only single-precision results";
+        (request.outputs[0].form.type != DeviceType::Single &&
+         request.outputs[0].form.type != DeviceType::Half)) {
+      whyNot = "only single- and half-precision results";
       return false;
     }
     const DramForm &out = request.outputs[0].form;
@@ -99,8 +114,7 @@ public:
   }
 
   bool emit(const KernelRequest &request, VsmWriter &out,
-            KernelDescription &description,
-            std::string &error) const override {
+            KernelDescription &description, std::string &error) const override {
     const ElementwiseOp &op = *findOp(request.opType);
     const DramForm &result = request.outputs[0].form;
     FlatSpread spread(result);
@@ -117,7 +131,7 @@ public:
 
     if (immediate) {
       // The constant fills GRF0 long words 0..1 of every PE.
-      out.step({"imm " + singleImmediate(*immediate) + " " +
+      out.step({"imm " + immediateWord(result.type, *immediate) + " " +
                 peOperand(PeMemory::GRF0, Width::DoubleLong, 0, 0)});
       out.nop();
     }
@@ -134,27 +148,35 @@ public:
         inputB->emitLoad(out, first, count, PeMemory::LM1, 0);
       for (int64_t j = 0; j < count; j += 4) {
         std::string a = peOperand(PeMemory::LM0, Width::Long, 2 * j);
-        std::string b =
-            immediate ? peOperand(PeMemory::GRF0, Width::Long, 0, 0)
-                      : peOperand(PeMemory::LM1, Width::Long, 2 * j);
+        std::string b = immediate
+                            ? peOperand(PeMemory::GRF0, Width::Long, 0, 0)
+                            : peOperand(PeMemory::LM1, Width::Long, 2 * j);
         std::string o = peOperand(PeMemory::LM1, Width::Long, 2 * j);
         std::string expression;
-        if (op.opType == std::string_view("Relu"))
-          expression = "frelu " + a + " " + a + " " + o;
-        else if (op.opType == std::string_view("Identity"))
+        std::string_view type = op.opType;
+        bool half = result.type == DeviceType::Half;
+        if (type == "Relu")
+          expression =
+              std::string(half ? "hrelu " : "frelu ") + a + " " + a + " " + o;
+        else if (type == "Identity")
           expression = "lpassa " + a + " " + o;
-        else if (op.opType == std::string_view("Neg"))
-          expression = "fvpassa -" + a + " " + o;
-        else if (op.opType == std::string_view("Add"))
-          expression = "fvadd " + a + " " + b + " " + o;
-        else if (op.opType == std::string_view("Sub"))
-          expression = "fvadd " + a + " -" + b + " " + o;
-        else if (op.opType == std::string_view("Mul"))
-          expression = "fvmul " + a + " " + b + " " + o;
-        else if (op.opType == std::string_view("Max"))
-          expression = "fmax " + a + " " + b + " " + o;
-        else if (op.opType == std::string_view("Min"))
-          expression = "fmin " + a + " " + b + " " + o;
+        else if (type == "Neg")
+          expression = (half ? "hvpassar -" : "fvpassa -") + a + " " + o;
+        else if (type == "Add")
+          expression = half ? "hvaddr " + a + " " + b + "e " + o
+                            : "fvadd " + a + " " + b + " " + o;
+        else if (type == "Sub")
+          expression = half ? "hvaddr " + a + " -" + b + "e " + o
+                            : "fvadd " + a + " -" + b + " " + o;
+        else if (type == "Mul")
+          expression =
+              std::string(half ? "hvmulr " : "fvmul ") + a + " " + b + " " + o;
+        else if (type == "Max")
+          expression =
+              std::string(half ? "hmax " : "fmax ") + a + " " + b + " " + o;
+        else if (type == "Min")
+          expression =
+              std::string(half ? "hmin " : "fmin ") + a + " " + b + " " + o;
         out.step({expression});
       }
       // MAU results land ten cycles after their step: two steps before the
@@ -163,8 +185,8 @@ public:
       spread.emitStore(out, first, count, PeMemory::LM1, 0);
     }
     description.parameters.push_back(
-        {"spread", "flat, " + std::to_string(spread.peLongWords()) +
-                       " lw per PE"});
+        {"spread",
+         "flat, " + std::to_string(spread.peLongWords()) + " lw per PE"});
     (void)error;
     return true;
   }
