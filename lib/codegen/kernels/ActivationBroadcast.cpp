@@ -54,8 +54,8 @@ bool analyse(const KernelRequest &request, Shape &shape, std::string &whyNot) {
     return false;
   }
   const DramForm &out = request.outputs[0].form;
-  if (out.type != DeviceType::Single) {
-    whyNot = "only single-precision results";
+  if (out.type != DeviceType::Single && out.type != DeviceType::Half) {
+    whyNot = "only single- and half-precision results";
     return false;
   }
   for (int i = 0; i < 2; ++i) {
@@ -170,9 +170,14 @@ public:
           // x / b as x * (1 / b), 1 / b rounded once on the host.
           if (reciprocal)
             value = float(1.0 / double(value));
+          DeviceType type = request.outputs[0].form.type;
+          if (type == DeviceType::Half) {
+            uint16_t bits = 0;
+            hostToDevice(reference::DType::Float32, &value, type, &bits, 1);
+            return bits;
+          }
           uint32_t bits = 0;
-          hostToDevice(reference::DType::Float32, &value, DeviceType::Single,
-                       &bits, 1);
+          hostToDevice(reference::DType::Float32, &value, type, &bits, 1);
           return bits;
         });
     return true;
@@ -194,10 +199,24 @@ public:
         {"period", std::to_string(shape.pattern.periodLongWords) + " lw"});
     const DramForm &data = request.inputs[size_t(shape.data)].form;
     int64_t tableBase = request.inputs[size_t(shape.table)].form.base;
+    bool half = request.outputs[0].form.type == DeviceType::Half;
     auto expression = [&](int64_t j, int64_t t) {
       std::string x = peOperand(PeMemory::LM0, Width::Long, 2 * j);
       std::string b = peOperand(PeMemory::GRF0, Width::Long, 2 * t);
       std::string y = peOperand(PeMemory::LM1, Width::Long, 2 * j);
+      // Half: the hv* forms, rounded once to half, the table read as the
+      // single addend with "e" (E6).
+      if (half) {
+        if (op == "Add")
+          return "hvaddr " + x + " " + b + "e " + y;
+        if (op == "Sub")
+          return tableFirst ? "hvaddr -" + x + " " + b + "e " + y
+                            : "hvaddr " + x + " -" + b + "e " + y;
+        if (op == "Mul" || op == "Div")
+          return "hvmulr " + x + " " + b + " " + y;
+        return std::string(op == "Max" ? "hmax " : "hmin ") + x + " " + b +
+               " " + y;
+      }
       if (op == "Add")
         return "fvadd " + x + " " + b + " " + y;
       if (op == "Sub")

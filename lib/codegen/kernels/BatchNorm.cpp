@@ -47,8 +47,9 @@ bool analyse(const KernelRequest &request, Analysis &analysis,
   }
   const DramForm &x = request.inputs[0].form;
   const DramForm &y = request.outputs[0].form;
-  if (y.type != DeviceType::Single || !sameGeometry(x, y)) {
-    whyNot = "single-precision X and Y of one form only";
+  if ((y.type != DeviceType::Single && y.type != DeviceType::Half) ||
+      !sameGeometry(x, y)) {
+    whyNot = "single- or half-precision X and Y of one form only";
     return false;
   }
   if (x.shape.size() < 2) {
@@ -146,9 +147,16 @@ public:
           int64_t c = analysis.pattern.element(g, a, slot);
           if (c < 0)
             return 0;
+          DeviceType type = request.outputs[0].form.type;
+          if (type == DeviceType::Half) {
+            uint16_t bits = 0;
+            hostToDevice(reference::DType::Float32, &table[size_t(c)], type,
+                         &bits, 1);
+            return bits;
+          }
           uint32_t bits = 0;
-          hostToDevice(reference::DType::Float32, &table[size_t(c)],
-                       DeviceType::Single, &bits, 1);
+          hostToDevice(reference::DType::Float32, &table[size_t(c)], type,
+                       &bits, 1);
           return bits;
         });
     return true;
@@ -165,11 +173,14 @@ public:
                           " long words per PE";
     description.parameters.push_back(
         {"period", std::to_string(analysis.pattern.periodLongWords) + " lw"});
-    auto expression = [](int64_t j, int64_t t) {
-      return "fvfma " + peOperand(PeMemory::LM0, Width::Long, 2 * j) + " " +
+    // Half: hvfmar, t read as the single addend with "e", rounded once.
+    bool half = request.outputs[0].form.type == DeviceType::Half;
+    auto expression = [half](int64_t j, int64_t t) {
+      return std::string(half ? "hvfmar " : "fvfma ") +
+             peOperand(PeMemory::LM0, Width::Long, 2 * j) + " " +
              peOperand(PeMemory::GRF0, Width::Long, 2 * t) + " " +
-             peOperand(PeMemory::GRF1, Width::Long, 2 * t) + " " +
-             peOperand(PeMemory::LM1, Width::Long, 2 * j);
+             peOperand(PeMemory::GRF1, Width::Long, 2 * t) +
+             (half ? "e " : " ") + peOperand(PeMemory::LM1, Width::Long, 2 * j);
     };
     emitTableKernel(out, request.inputs[0].form, request.outputs[0].form,
                     analysis.tableLongWords,

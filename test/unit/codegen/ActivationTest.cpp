@@ -253,7 +253,22 @@ struct BroadcastCase {
   /// The constant is the first input.
   bool operandFirst = false;
   double rtol = 0;
+  /// Half tensors (float_dtype=half); the constant is rounded to half in
+  /// its table.
+  bool half = false;
 };
+
+/// Float32 values rounded to the device's half and back (DeviceType.h).
+reference::Tensor throughHalf(const reference::Tensor &t) {
+  int64_t n = t.numElements();
+  std::vector<uint16_t> bits(static_cast<size_t>(n));
+  EXPECT_TRUE(hostToDevice(reference::DType::Float32, t.raw(), DeviceType::Half,
+                           bits.data(), n));
+  reference::Tensor back(reference::DType::Float32, t.shape());
+  EXPECT_TRUE(deviceToHost(DeviceType::Half, bits.data(),
+                           reference::DType::Float32, back.raw(), n));
+  return back;
+}
 
 void PrintTo(const BroadcastCase &c, std::ostream *os) { *os << c.name; }
 
@@ -268,7 +283,8 @@ TEST_P(BroadcastKernel, MatchesTheReferenceOnRandomMemory) {
                      : std::vector<reference::Tensor>{x, b};
   std::vector<bool> constant = {c.operandFirst, !c.operandFirst};
   KernelRequest request =
-      makeRequest(c.opType, inputs, {c.data}, DeviceType::Single, constant);
+      makeRequest(c.opType, inputs, {c.data},
+                  c.half ? DeviceType::Half : DeviceType::Single, constant);
   KernelRun run;
   std::string error;
   ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error))
@@ -279,11 +295,12 @@ TEST_P(BroadcastKernel, MatchesTheReferenceOnRandomMemory) {
               (unsigned long long)run.stats.Cycles);
   std::vector<reference::Value> values;
   for (const reference::Tensor &t : inputs)
-    values.push_back(reference::Value(t));
+    values.push_back(reference::Value(c.half ? throughHalf(t) : t));
   reference::SimpleKernelContext context(c.opType, values, 1);
   ASSERT_TRUE(context.run().ok());
-  Comparison comparison =
-      compareTensors(run.outputs[0], context.outputTensor(0), 0, c.rtol);
+  reference::Tensor expected =
+      c.half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
+  Comparison comparison = compareTensors(run.outputs[0], expected, 0, c.rtol);
   EXPECT_TRUE(comparison.within)
       << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
   std::string where;
@@ -317,6 +334,25 @@ INSTANTIATE_TEST_SUITE_P(
         // NCHW would repeat every C * H * W: channels last instead.
         BroadcastCase{
             "Add_cnn_bias_channels_last", "Add", {16, 64, 32, 32}, {64, 1, 1}},
+        // Half (one rounding of the sum or product to half; the table's
+        // constant rounded to half too).
+        BroadcastCase{
+            "Add_bcast_half", "Add", {3, 4, 5}, {5}, false, 2e-3, true},
+        BroadcastCase{"Mul_lenet_conv1_half",
+                      "Mul",
+                      {16, 6, 28, 28},
+                      {6, 1, 1},
+                      false,
+                      4e-3,
+                      true},
+        BroadcastCase{"Sub_constant_first_half",
+                      "Sub",
+                      {16, 120},
+                      {120},
+                      true,
+                      4e-3,
+                      true},
+        BroadcastCase{"Max_half", "Max", {16, 84}, {84}, false, 0, true},
         BroadcastCase{"Mul_cnn_channel_scale",
                       "Mul",
                       {16, 32, 16, 16},

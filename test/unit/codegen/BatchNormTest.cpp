@@ -25,7 +25,20 @@ struct Case {
   std::vector<int64_t> shape;
   float epsilon = 1e-5f;
   bool nhwc = true;
+  bool half = false;
 };
+
+/// Float32 values rounded to the device's half and back (DeviceType.h).
+reference::Tensor throughHalf(const reference::Tensor &t) {
+  int64_t n = t.numElements();
+  std::vector<uint16_t> bits(static_cast<size_t>(n));
+  EXPECT_TRUE(hostToDevice(reference::DType::Float32, t.raw(), DeviceType::Half,
+                           bits.data(), n));
+  reference::Tensor back(reference::DType::Float32, t.shape());
+  EXPECT_TRUE(deviceToHost(DeviceType::Half, bits.data(),
+                           reference::DType::Float32, back.raw(), n));
+  return back;
+}
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
@@ -39,7 +52,8 @@ TEST_P(BatchNormKernel, MatchesTheReferenceOnRandomMemory) {
       randomTensor({channels}, 3, -1, 1), randomTensor({channels}, 4, -1, 1),
       randomTensor({channels}, 5, 0.1f, 2)};
   KernelRequest request =
-      makeRequest("BatchNormalization", inputs, {c.shape}, DeviceType::Single,
+      makeRequest("BatchNormalization", inputs, {c.shape},
+                  c.half ? DeviceType::Half : DeviceType::Single,
                   {false, true, true, true, true});
   reference::Attribute epsilon;
   epsilon.kind = reference::Attribute::Kind::Float;
@@ -60,13 +74,16 @@ TEST_P(BatchNormKernel, MatchesTheReferenceOnRandomMemory) {
     EXPECT_EQ(run.outputForms[0].order, (std::vector<unsigned>{0, 2, 3, 1}));
 
   std::vector<reference::Value> values;
-  for (const reference::Tensor &t : inputs)
-    values.push_back(reference::Value(t));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    values.push_back(reference::Value(c.half && i == 0 ? throughHalf(inputs[i])
+                                                       : inputs[i]));
   reference::SimpleKernelContext context("BatchNormalization", values, 1);
   context.setFloat("epsilon", c.epsilon);
   ASSERT_TRUE(context.run().ok());
+  // Half: s and t rounded to half, then one rounding of x s + t (B2).
   Comparison comparison =
-      compareTensors(run.outputs[0], context.outputTensor(0), 1e-6, 2.4e-7);
+      compareTensors(run.outputs[0], context.outputTensor(0),
+                     c.half ? 2e-2 : 1e-6, c.half ? 4e-3 : 2.4e-7);
   EXPECT_TRUE(comparison.within)
       << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
   // The padding of the channels (NHWC) or of the rows (NCHW) stays zero.
@@ -78,21 +95,24 @@ TEST_P(BatchNormKernel, MatchesTheReferenceOnRandomMemory) {
       for (int64_t e = form.innerExtent(); e < form.innerPadded(); ++e) {
         uint64_t word =
             image.data[g][size_t(row * form.rowLongWords() + e / perLongWord)];
-        ASSERT_EQ(e % 2 ? uint32_t(word) : uint32_t(word >> 32), 0u)
-            << "padding of row " << row << " in group " << g;
+        unsigned bits = deviceTypeBits(form.type);
+        uint64_t element = word >> (64 - bits * (e % perLongWord + 1)) &
+                           ((uint64_t(1) << bits) - 1);
+        ASSERT_EQ(element, 0u) << "padding of row " << row << " in group " << g;
       }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Onnx, BatchNormKernel,
-    ::testing::Values(Case{"example", {2, 3, 4, 5}},
-                      Case{"epsilon", {2, 3, 4, 5}, 1e-2f},
-                      Case{"example_nchw", {2, 3, 4, 5}, 1e-5f, false},
-                      Case{"rank2", {16, 20}}, Case{"rank3_ncl", {4, 6, 10}},
-                      Case{"lenet_conv1", {16, 6, 28, 28}},
-                      Case{"lenet_conv1_nchw", {16, 6, 28, 28}, 1e-5f, false},
-                      Case{"cnn_conv", {16, 32, 16, 16}},
-                      Case{"cnn_wide", {16, 64, 32, 32}}),
+    ::testing::Values(
+        Case{"example", {2, 3, 4, 5}}, Case{"epsilon", {2, 3, 4, 5}, 1e-2f},
+        Case{"example_nchw", {2, 3, 4, 5}, 1e-5f, false},
+        Case{"rank2", {16, 20}}, Case{"rank3_ncl", {4, 6, 10}},
+        Case{"lenet_conv1", {16, 6, 28, 28}},
+        Case{"lenet_conv1_nchw", {16, 6, 28, 28}, 1e-5f, false},
+        Case{"cnn_conv", {16, 32, 16, 16}}, Case{"cnn_wide", {16, 64, 32, 32}},
+        Case{"lenet_conv1_half", {16, 6, 28, 28}, 1e-5f, true, true},
+        Case{"example_half_nchw", {2, 3, 4, 5}, 1e-5f, false, true}),
     [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
 
 TEST(BatchNormKernel, RefusesTrainingMode) {
