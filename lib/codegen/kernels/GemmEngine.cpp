@@ -129,7 +129,7 @@ int64_t rowsPerL2b(const Plan &p) { return p.r2; }
 
 /// Fills the MAB work descriptor for a mode and rows per L2B (r2); false
 /// when r2 does not fit the mode.
-bool describe(Plan &p, int64_t r2) {
+bool describe(Plan &p, int64_t r2, unsigned l1bs = 8) {
   p.r2 = r2;
   p.rowOffL1b.fill(0);
   p.tileOffL1b.fill(0);
@@ -163,9 +163,10 @@ bool describe(Plan &p, int64_t r2) {
     }
     return true;
   }
-  if (r2 % 8 != 0)
+  if (l1bs < 1 || l1bs > 8 || r2 % l1bs != 0)
     return false;
-  p.r1 = r2 / 8;
+  p.r1 = r2 / l1bs;
+  p.activeL1bs = l1bs;
   for (unsigned k = 0; k < 8; ++k)
     p.rowOffL1b[k] = int64_t(k) * p.r1;
   if (p.mode == MabMode::Rows) {
@@ -254,7 +255,7 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
     return std::clamp<int64_t>(end - from, 0, count);
   };
   if (p.distinct) {
-    for (unsigned k = 0; k < 8; ++k) {
+    for (unsigned k = 0; k < p.activeL1bs; ++k) {
       AImage image;
       int64_t from = first + int64_t(k) * p.r1;
       s.a->image(from, clip(from, p.r1), phase * p.kcPerPhase, p.kcPerPhase,
@@ -298,7 +299,7 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
     case BiasSpec::Kind::Matrix: {
       // By rows, like A: per L1B when A is.
       int64_t perRow = bias.kind == BiasSpec::Kind::Matrix ? p.biasRowQuads : 1;
-      unsigned l1bs = p.distinct ? 8 : 1;
+      unsigned l1bs = p.distinct ? p.activeL1bs : 1;
       int64_t rows = p.distinct ? p.r1 : rowsPerL2b(p);
       for (unsigned k = 0; k < l1bs; ++k)
         for (int64_t r = 0; r < clip(first + int64_t(k) * rows, rows); ++r)
@@ -415,11 +416,11 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   // Rows per L2B: as many as the budgets allow, a whole number of 64-long-
   // word units of C (and of the L1Bs' pieces), a whole number of rows per
   // MAB.
-  auto aligned = [&](int64_t r2) {
+  auto aligned = [&](int64_t r2, unsigned l1bs) {
     if (r2 <= 0 || (r2 * rowLw) % kMvUnitLongWords != 0)
       return false;
     Plan trial = p;
-    if (!describe(trial, r2))
+    if (!describe(trial, r2, l1bs))
       return false;
     if (p.l1bMode == L1bMode::Rows &&
         (trial.r1 * rowLw) % kMvUnitLongWords != 0)
@@ -428,9 +429,9 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
       return false;
     return true;
   };
-  auto fits = [&](int64_t r2) {
+  auto fits = [&](int64_t r2, unsigned l1bs) {
     Plan trial = p;
-    describe(trial, r2);
+    describe(trial, r2, l1bs);
     int64_t rowsPad = roundUp(trial.mabRows, 4);
     int64_t acc = trial.tilesPerMab * rowsPad * u.accPeLongWords;
     int64_t outs = 0;
@@ -444,6 +445,7 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
     int64_t used = p.l1bMode == L1bMode::Stripe
                        ? r2
                        : std::min(r2, roundUp(groupRows, trial.r1));
+    (void)used;
     if (l1bImage > kL1bmOutLw || roundUp(used * rowLw, 256) > kL2bmOutLw)
       return false;
     int64_t imageRows = p.distinct ? trial.r1 : r2;
@@ -457,128 +459,127 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
                                                               : 0;
     return image.slots + biasSlots <= kLm0Slots;
   };
-  int64_t best = 0;
-  auto search = [&]() {
-    best = 0;
-    for (int64_t r2 = 1; r2 <= 8192; ++r2) {
-      if (!aligned(r2))
-        continue;
-      if (!fits(r2))
-        break;
-      best = r2;
-      if (r2 >= groupRows)
-        break;
-    }
-  };
-  // Per-L1B images where the L1Bs' rows lie out alike in DRAM.
-  int64_t aRowLw = 0;
-  {
-    AImage image;
-    s.a->image(0, 2, 0, p.kcPerPhase, image);
-    if (image.quads.size() > size_t(p.rowStride))
-      aRowLw = image.quads[size_t(p.rowStride)].address - image.quads[0].address;
-  }
-  p.distinct = p.l1bMode == L1bMode::Rows;
-  search();
-  if (p.distinct && best > 0) {
-    Plan trial = p;
-    describe(trial, best);
-    if ((trial.r1 * aRowLw) % kMvUnitLongWords != 0)
-      best = 0;
-  }
-  if (best == 0) {
-    p.distinct = false;
-    search();
-  }
-  if (best == 0) {
-    error = "no row block of C fits the memories (N " + std::to_string(s.n) +
-            ", K " + std::to_string(s.k) + ")";
-    return false;
-  }
-  // Row blocks larger than needed, should the first choice's images not
-  // lie out alike (rows of different batches or groups in one L1B): up to
-  // one L1B holding a whole chunk.
-  std::vector<int64_t> candidates = {best};
-  for (int64_t r2 = best + 1; r2 <= 8192 && candidates.size() < 4; ++r2)
-    if (aligned(r2) && fits(r2) &&
-        (p.l1bMode == L1bMode::Stripe ? r2 : r2 / 8) <=
-            std::max<int64_t>(groupRows, best))
-      if (r2 % best == 0)
-        candidates.push_back(r2);
-  size_t candidate = 0;
-retry:
-  best = candidates[candidate];
-  describe(p, best);
-  p.accRowsPad = roundUp(p.mabRows, 4);
-  if (p.l1bMode == L1bMode::Rows)
-    p.activeL1bs = unsigned(std::min<int64_t>(
-        8, ceilDiv(std::min(p.r2, groupRows), p.r1)));
-
-  // Memory.
-  AImage trial;
-  s.a->image(0, p.distinct ? p.r1 : p.r2, 0, p.kcPerPhase, trial);
-  p.aSlots = trial.slots;
-  p.biasBase = p.aSlots;
-  p.accBase = 0;
-  p.outBase = p.tilesPerMab * p.accRowsPad * u.accPeLongWords;
-  p.eTile = roundUp(p.tileLw, 16);
-  p.zeroLw = p.eTile + 16;
-  p.betaLw = p.eTile + 17;
-
-  // Chunks: uniform when every group does the same on its own block and
-  // the images agree, else every row in group 0. A chunk takes both L2Bs
-  // when their images lie out alike, else one.
-  int64_t r2 = rowsPerL2b(p);
-  auto addChunks = [&](unsigned group, int64_t row, int64_t end,
-                       int64_t batch) {
-    while (row < end) {
-      Chunk c{group, row, std::min(2 * r2, end - row), batch, 2};
-      if (c.rows <= r2 || !sameLayout(chunkUnits(p, c, 0), imageBudget())) {
-        c.l2bs = 1;
-        c.rows = std::min(r2, end - row);
-        if (!sameLayout(chunkUnits(p, c, 0), imageBudget()))
-          return false;
+  // Chunks of a row block size: uniform when every group does the same on
+  // its own block and the images agree, else every row in group 0. A chunk
+  // takes both L2Bs when their images lie out alike, else one.
+  auto placeChunks = [&]() {
+    int64_t r2 = rowsPerL2b(p);
+    auto addChunks = [&](unsigned group, int64_t row, int64_t end,
+                         int64_t batch) {
+      while (row < end) {
+        Chunk c{group, row, std::min(2 * r2, end - row), batch, 2};
+        if (c.rows <= r2 || !sameLayout(chunkUnits(p, c, 0), imageBudget())) {
+          c.l2bs = 1;
+          c.rows = std::min(r2, end - row);
+          if (!sameLayout(chunkUnits(p, c, 0), imageBudget()))
+            return false;
+        }
+        p.chunks.push_back(c);
+        row += c.rows;
       }
-      p.chunks.push_back(c);
-      row += c.rows;
+      return true;
+    };
+    bool uniformCandidate = out.groups == kDramGroups &&
+                            s.subProblems.size() == 1 &&
+                            s.subProblems[0].firstRow == 0 &&
+                            s.subProblems[0].rows == out.rows();
+    p.chunks.clear();
+    if (uniformCandidate) {
+      p.uniform = true;
+      if (addChunks(0, 0, out.rowsPerGroup(), 0))
+        return true;
     }
-    return true;
-  };
-  bool uniformCandidate = out.groups == kDramGroups &&
-                          s.subProblems.size() == 1 &&
-                          s.subProblems[0].firstRow == 0 &&
-                          s.subProblems[0].rows == out.rows();
-  bool placed = false;
-  if (uniformCandidate) {
-    p.uniform = true;
-    placed = addChunks(0, 0, out.rowsPerGroup(), 0);
-    if (std::getenv("GEMM_PLAN"))
-      std::fprintf(stderr, "uniform %d r2 %lld chunks %zu\n", placed,
-                   (long long)p.r2, p.chunks.size());
-  }
-  if (!placed) {
     p.uniform = false;
     p.chunks.clear();
-    placed = true;
     for (const SubProblem &sp : s.subProblems) {
       int64_t row = sp.firstRow, end = sp.firstRow + sp.rows;
-      while (row < end && placed) {
+      while (row < end) {
         unsigned group = unsigned(row / out.rowsPerGroup());
         int64_t blockEnd =
             std::min(end, int64_t(group + 1) * out.rowsPerGroup());
-        placed = addChunks(group, row, blockEnd, sp.batch);
+        if (!addChunks(group, row, blockEnd, sp.batch))
+          return false;
         row = blockEnd;
       }
     }
+    return true;
+  };
+
+  // Per-L1B images first (each L1B loads only its rows), then one image
+  // every L1B shares; for each, the largest row block the budgets allow
+  // (up to the busiest group's rows), then larger ones, should the images
+  // of the first not lie out alike (rows of different batches, groups or
+  // border taps in one L1B).
+  bool placed = false, anyFit = false;
+  for (int attempt = 0; attempt < 2 && !placed; ++attempt) {
+    p.distinct = attempt == 0;
+    if (p.distinct && p.l1bMode != L1bMode::Rows)
+      continue;
+    // (rows per L2B, L1Bs sharing them): stripes use every L1B; blocks of
+    // rows may use fewer, which keeps a shared image small.
+    struct Candidate {
+      int64_t r2;
+      unsigned l1bs;
+    };
+    std::vector<Candidate> candidates;
+    for (unsigned l1bs = 8; l1bs >= 1; --l1bs) {
+      if (p.l1bMode == L1bMode::Stripe && l1bs != 8)
+        break;
+      int64_t last = 0;
+      for (int64_t r2 = l1bs; r2 <= 8192; r2 += l1bs) {
+        if (!aligned(r2, l1bs))
+          continue;
+        if (!fits(r2, l1bs))
+          break;
+        last = r2;
+        candidates.push_back({r2, l1bs});
+        if (r2 >= groupRows)
+          break;
+      }
+      (void)last;
+      // Per-L1B images: every L1B takes its rows whatever the count.
+      if (p.distinct)
+        break;
+    }
+    if (candidates.empty())
+      continue;
+    anyFit = true;
+    // Most of the group's rows per chunk first, then more L1Bs; then the
+    // next sizes.
+    auto score = [&](const Candidate &c) {
+      return std::make_pair(std::min(c.r2, groupRows), c.l1bs);
+    };
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](const Candidate &a, const Candidate &b) {
+                       return score(a) > score(b);
+                     });
+    for (size_t i = 0; i < candidates.size() && i < 6 && !placed; ++i) {
+      describe(p, candidates[i].r2, candidates[i].l1bs);
+      p.accRowsPad = roundUp(p.mabRows, 4);
+      if (p.l1bMode == L1bMode::Rows)
+        p.activeL1bs = unsigned(std::min<int64_t>(
+            p.activeL1bs, ceilDiv(std::min(p.r2, groupRows), p.r1)));
+      AImage trial;
+      s.a->image(0, p.distinct ? p.r1 : p.r2, 0, p.kcPerPhase, trial);
+      p.aSlots = trial.slots;
+      p.biasBase = p.aSlots;
+      placed = placeChunks();
+    }
   }
-  if (!placed && ++candidate < candidates.size()) {
-    p.chunks.clear();
-    goto retry;
+  if (!anyFit) {
+    error = "no row block of C fits the memories (N " + std::to_string(s.n) +
+            ", K " + std::to_string(s.k) + ")";
+    return false;
   }
   if (!placed) {
     error = "the rows' images do not lie out alike in the L2BMs";
     return false;
   }
+  p.accBase = 0;
+  p.outBase = p.tilesPerMab * p.accRowsPad * u.accPeLongWords;
+  p.eTile = roundUp(p.tileLw, 16);
+  p.zeroLw = p.eTile + 16;
+  p.betaLw = p.eTile + 17;
   for (size_t i = 1; i < s.subProblems.size(); ++i)
     if ((s.subProblems[i].firstRow * rowLw) % kMvUnitLongWords != 0) {
       error = "batches of C that share an MV unit";

@@ -210,7 +210,11 @@ bool gemm::sameLayout(const std::vector<LoadUnit> &units,
   for (const LoadUnit &u : units)
     all.push_back(sectionsOf(u));
   Reference ref;
-  return referenceOf(all, ref) && ref.longWords <= budget.l2bmLongWords;
+  bool ok = referenceOf(all, ref);
+  if (std::getenv("GEMM_PLAN") && ok && ref.longWords > budget.l2bmLongWords)
+    std::fprintf(stderr, "image of %lld long words over budget\n",
+                 (long long)ref.longWords);
+  return ok && ref.longWords <= budget.l2bmLongWords;
 }
 
 bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,

@@ -1,0 +1,401 @@
+//===- Conv.cpp - 2-D convolutions on the MAU's matrix unit ---------------===//
+//
+// A convolution is the engine's product (GemmEngine.h) over output pixels:
+// with X and Y in NHWC, an output pixel is a row of Y, and its A row is the
+// im2col row of X: for each tap (kh, kw) of the window, the input pixel's
+// channel quads (a quad of zeros where the tap falls in the padding). The
+// engine gathers those quads from the L1BM into LM0 slots, one slot per
+// (pixel, tap, channel quad), so every row is linear and a MAB reads its
+// own pixels through T. W, a constant, becomes B over K = taps x C: its
+// tiles, packed by the host, hold W[m, c, kh, kw] at row m, column (tap, c)
+// (zeros where c is not in m's group, so grouped and depthwise
+// convolutions are the same product).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmEngine.h"
+#include "Generators.h"
+
+#include "mncc/emu/Numerics.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::gemm;
+
+namespace {
+
+const std::vector<unsigned> kNhwc = {0, 2, 3, 1};
+
+struct ConvProblem {
+  DeviceType type = DeviceType::Half;
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  int64_t m = 0, kh = 0, kw = 0, group = 1;
+  int64_t oh = 0, ow = 0;
+  int64_t strideH = 1, strideW = 1, dilH = 1, dilW = 1;
+  int64_t padTop = 0, padLeft = 0;
+  const KernelTensor *x = nullptr;
+  const KernelTensor *weights = nullptr;
+  const KernelTensor *bias = nullptr;
+};
+
+/// Output size and the padding at the start of one spatial dimension, as
+/// ONNX (and pfvm:cpu) compute them.
+bool window(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+            int64_t padBegin, int64_t padEnd, const std::string &autoPad,
+            int64_t &out, int64_t &begin) {
+  int64_t extent = (kernel - 1) * dilation + 1;
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    out = ceilDiv(in, stride);
+    int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
+    begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    return true;
+  }
+  if (autoPad == "VALID")
+    padBegin = padEnd = 0;
+  else if (autoPad != "NOTSET" && !autoPad.empty())
+    return false;
+  int64_t span = in + padBegin + padEnd - extent;
+  if (span < 0)
+    return false;
+  out = span / stride + 1;
+  begin = padBegin;
+  return true;
+}
+
+bool analyse(const KernelRequest &r, ConvProblem &p, std::string &whyNot) {
+  if (r.inputs.size() < 2 || r.outputs.size() != 1 || !r.hasInput(0) ||
+      !r.hasInput(1)) {
+    whyNot = "expects X, W and one output";
+    return false;
+  }
+  p.x = &r.inputs[0];
+  p.weights = &r.inputs[1];
+  p.bias = r.hasInput(2) ? &r.inputs[2] : nullptr;
+  p.type = p.x->form.type;
+  if (p.type != DeviceType::Half && p.type != DeviceType::Single &&
+      p.type != DeviceType::Double) {
+    whyNot = "a floating format";
+    return false;
+  }
+  const DramForm &y = r.outputs[0].form;
+  if (p.weights->form.type != p.type || y.type != p.type ||
+      (p.bias && p.bias->form.type != p.type)) {
+    whyNot = "X, W, B and Y of one format";
+    return false;
+  }
+  if (!p.weights->constant) {
+    whyNot = "W must be a constant";
+    return false;
+  }
+  const std::vector<int64_t> &xs = p.x->form.shape, &ws = p.weights->form.shape;
+  if (xs.size() != 4 || ws.size() != 4 || y.shape.size() != 4) {
+    whyNot = "2-D convolutions only";
+    return false;
+  }
+  if (p.x->form.order != kNhwc || y.order != kNhwc) {
+    whyNot = "X and Y in NHWC";
+    return false;
+  }
+  p.n = xs[0];
+  p.c = xs[1];
+  p.h = xs[2];
+  p.w = xs[3];
+  p.m = ws[0];
+  p.kh = ws[2];
+  p.kw = ws[3];
+  p.group = r.getInt("group", 1);
+  if (p.group < 1 || p.c % p.group || p.m % p.group ||
+      ws[1] != p.c / p.group) {
+    whyNot = "channels that do not split into the groups";
+    return false;
+  }
+  std::vector<int64_t> kernel = r.getInts("kernel_shape", {p.kh, p.kw});
+  std::vector<int64_t> strides = r.getInts("strides", {1, 1});
+  std::vector<int64_t> dilations = r.getInts("dilations", {1, 1});
+  std::vector<int64_t> pads = r.getInts("pads", {0, 0, 0, 0});
+  std::string autoPad = r.getString("auto_pad", "NOTSET");
+  if (kernel != std::vector<int64_t>{p.kh, p.kw} || strides.size() != 2 ||
+      dilations.size() != 2 || pads.size() != 4) {
+    whyNot = "kernel_shape, strides, dilations or pads of the wrong size";
+    return false;
+  }
+  for (int64_t v : strides)
+    if (v < 1) {
+      whyNot = "strides must be positive";
+      return false;
+    }
+  for (int64_t v : dilations)
+    if (v < 1) {
+      whyNot = "dilations must be positive";
+      return false;
+    }
+  for (int64_t v : pads)
+    if (v < 0) {
+      whyNot = "pads must not be negative";
+      return false;
+    }
+  p.strideH = strides[0];
+  p.strideW = strides[1];
+  p.dilH = dilations[0];
+  p.dilW = dilations[1];
+  if (!window(p.h, p.kh, p.strideH, p.dilH, pads[0], pads[2], autoPad, p.oh,
+              p.padTop) ||
+      !window(p.w, p.kw, p.strideW, p.dilW, pads[1], pads[3], autoPad, p.ow,
+              p.padLeft)) {
+    whyNot = "a window larger than the padded input or an unknown auto_pad";
+    return false;
+  }
+  if (y.shape != std::vector<int64_t>{p.n, p.m, p.oh, p.ow}) {
+    whyNot = "an output shape Conv does not give";
+    return false;
+  }
+  if (p.bias && (p.bias->form.shape != std::vector<int64_t>{p.m})) {
+    whyNot = "a bias of M elements";
+    return false;
+  }
+  return true;
+}
+
+/// The im2col rows of X: row r is output pixel r (NHWC order), K-chunk kc
+/// is tap kc / cq, channel quad kc % cq.
+class ConvA : public AOperand {
+public:
+  ConvA(const ConvProblem &p, const MatrixUnit &unit) : P(p), Unit(unit) {
+    Quads = ceilDiv(p.c, unit.kChunk);
+  }
+  int64_t kChunks() const override { return P.kh * P.kw * Quads; }
+  int64_t rowStride(int64_t kcWidth) const override { return kcWidth; }
+  void image(int64_t first, int64_t count, int64_t kcBegin, int64_t kcWidth,
+             AImage &image) const override {
+    image.rowStride = kcWidth;
+    image.kcSlot.clear();
+    for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
+      image.kcSlot.push_back(kc - kcBegin);
+    image.slots = count * kcWidth;
+    image.quads.clear();
+    int64_t pixels = P.n * P.oh * P.ow;
+    int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());
+    for (int64_t r = first; r < first + count; ++r) {
+      int64_t n = r / (P.oh * P.ow), o = r % (P.oh * P.ow);
+      int64_t oh = o / P.ow, ow = o % P.ow;
+      for (int64_t kc = kcBegin; kc < kcEnd; ++kc) {
+        ImageQuad q;
+        int64_t tap = kc / Quads, quad = kc % Quads;
+        int64_t ih = oh * P.strideH + (tap / P.kw) * P.dilH - P.padTop;
+        int64_t iw = ow * P.strideW + (tap % P.kw) * P.dilW - P.padLeft;
+        if (r >= pixels) {
+          q.group = ImageQuad::kNoQuad;
+        } else if (ih < 0 || ih >= P.h || iw < 0 || iw >= P.w) {
+          q.group = ImageQuad::kZeroQuad;
+        } else {
+          q = rowQuad(P.x->form, (n * P.h + ih) * P.w + iw, quad, Unit.kChunk);
+        }
+        q.slot = (r - first) * kcWidth + (kc - kcBegin);
+        image.quads.push_back(q);
+      }
+    }
+  }
+
+private:
+  const ConvProblem &P;
+  const MatrixUnit &Unit;
+  int64_t Quads;
+};
+
+/// W as B over K = (tap, channel): B[(tap, c)][m] = W[m, c - g C/G, kh, kw]
+/// for c in output channel m's group g, else 0; rounded once into the
+/// device format and block-floated row by row.
+class ConvB : public BOperand {
+public:
+  ConvB(const ConvProblem &p, const MatrixUnit &unit) : P(p), Unit(unit) {
+    Quads = ceilDiv(p.c, unit.kChunk);
+  }
+  void tile(int64_t, int64_t kc, const int64_t *columns,
+            uint64_t *peLongWords) const override {
+    const reference::Tensor &wt = *P.weights->constant;
+    int kwid = Unit.kChunk;
+    int rows = Unit.tilePeLongWords;
+    int64_t tap = kc / Quads, quad = kc % Quads;
+    int64_t kh = tap / P.kw, kw = tap % P.kw;
+    int64_t cPerGroup = P.c / P.group, mPerGroup = P.m / P.group;
+    for (int i = 0; i < rows; ++i) {
+      double values[16] = {};
+      int64_t m = columns[i];
+      for (int j = 0; j < kwid && m >= 0; ++j) {
+        int64_t c = quad * kwid + j;
+        int64_t g = m / mPerGroup;
+        if (c >= P.c || c / cPerGroup != g)
+          continue;
+        int64_t index = ((m * cPerGroup + (c - g * cPerGroup)) * P.kh + kh) *
+                            P.kw +
+                        kw;
+        values[j] = wt.elementAsDouble(index);
+      }
+      uint64_t bits[16] = {};
+      blockRow(values, bits);
+      int per = Unit.perLongWord, width = 64 / per;
+      for (int pe = 0; pe < 4; ++pe) {
+        uint64_t word = 0;
+        for (int e = 0; e < per; ++e) {
+          uint64_t v = bits[pe * per + e];
+          word |= width == 64 ? v : v << (64 - width * (e + 1));
+        }
+        peLongWords[pe * rows + i] = word;
+      }
+    }
+  }
+
+private:
+  void blockRow(const double *values, uint64_t *bits) const {
+    int kwid = Unit.kChunk;
+    if (Unit.type == DeviceType::Half) {
+      uint16_t in[16], out[16];
+      for (int j = 0; j < kwid; ++j) {
+        uint64_t d;
+        std::memcpy(&d, &values[j], 8);
+        in[j] = emu::reduceFormat<emu::Double, emu::Half>(d);
+      }
+      emu::toBlockFloatHalf(in, out, unsigned(kwid));
+      for (int j = 0; j < kwid; ++j)
+        bits[j] = out[j];
+    } else if (Unit.type == DeviceType::Single) {
+      uint32_t in[8], out[8];
+      for (int j = 0; j < kwid; ++j) {
+        uint64_t d;
+        std::memcpy(&d, &values[j], 8);
+        in[j] = emu::doubleToSingle(d);
+      }
+      emu::toBlockFloatPseudoSingle(in, out, unsigned(kwid));
+      for (int j = 0; j < kwid; ++j)
+        bits[j] = out[j];
+    } else {
+      uint64_t in[4], out[4];
+      for (int j = 0; j < kwid; ++j)
+        std::memcpy(&in[j], &values[j], 8);
+      emu::toBlockFloatDouble(in, out, unsigned(kwid));
+      for (int j = 0; j < kwid; ++j)
+        bits[j] = out[j];
+    }
+  }
+
+  const ConvProblem &P;
+  const MatrixUnit &Unit;
+  int64_t Quads;
+};
+
+struct Built {
+  ConvProblem problem;
+  std::unique_ptr<ConvA> a;
+  std::unique_ptr<ConvB> b;
+  ProductSpec spec;
+};
+
+bool build(const KernelRequest &r, Built &built, std::string &error) {
+  ConvProblem &p = built.problem;
+  if (!analyse(r, p, error))
+    return false;
+  const MatrixUnit &unit = matrixUnitFor(p.type);
+  ProductSpec &s = built.spec;
+  s.unit = &unit;
+  s.outType = p.type;
+  s.out = r.outputs[0].form;
+  s.n = p.m;
+  s.k = p.kh * p.kw * p.c;
+  s.bBase = p.weights->form.base;
+  s.subProblems.push_back({0, p.n * p.oh * p.ow, 0});
+  if (p.bias) {
+    s.bias.kind = p.m > 1 ? BiasSpec::Kind::Row : BiasSpec::Kind::Scalar;
+    s.bias.form = p.bias->form;
+  }
+  built.a = std::make_unique<ConvA>(p, unit);
+  built.b = std::make_unique<ConvB>(p, unit);
+  s.a = built.a.get();
+  s.b = built.b.get();
+  return true;
+}
+
+class ConvGenerator : public KernelGenerator {
+public:
+  const char *name() const override { return "conv"; }
+
+  bool matches(const KernelRequest &request,
+               std::string &whyNot) const override {
+    if (request.opType != "Conv")
+      return false;
+    // The planner gives X and Y the order preferredOrder asks for; judge
+    // the request as it will be emitted.
+    KernelRequest nhwc = request;
+    for (size_t i = 0; i < nhwc.inputs.size() + nhwc.outputs.size(); ++i) {
+      KernelTensor &t = i < nhwc.inputs.size()
+                            ? nhwc.inputs[i]
+                            : nhwc.outputs[i - nhwc.inputs.size()];
+      std::vector<unsigned> order = preferredOrder(request, i);
+      if (!order.empty() && t.form.shape.size() == 4)
+        t.form = DramForm::canonical(t.form.type, t.form.shape, order);
+    }
+    Built built;
+    if (!build(nhwc, built, whyNot))
+      return false;
+    BLayout layout;
+    return planBLayout(built.spec, layout, whyNot);
+  }
+
+  std::vector<unsigned> preferredOrder(const KernelRequest &request,
+                                       size_t operand) const override {
+    // X (input 0) and Y (the output) in NHWC.
+    if (operand == 0 || operand == request.inputs.size())
+      return kNhwc;
+    return {};
+  }
+
+  std::optional<int64_t> constantLongWords(const KernelRequest &request,
+                                           size_t input) const override {
+    if (input != 1)
+      return std::nullopt;
+    Built built;
+    std::string error;
+    BLayout layout;
+    if (!build(request, built, error) ||
+        !planBLayout(built.spec, layout, error))
+      return std::nullopt;
+    return layout.imageLongWords;
+  }
+
+  bool packConstant(const KernelRequest &request, size_t input,
+                    DramImage &image, std::string &error) const override {
+    if (input != 1) {
+      error = "conv packs only W";
+      return false;
+    }
+    Built built;
+    BLayout layout;
+    if (!build(request, built, error) ||
+        !planBLayout(built.spec, layout, error))
+      return false;
+    packBImage(built.spec, layout, image);
+    return true;
+  }
+
+  bool emit(const KernelRequest &request, VsmWriter &out,
+            KernelDescription &description,
+            std::string &error) const override {
+    Built built;
+    if (!build(request, built, error))
+      return false;
+    if (!emitProduct(built.spec, out, description, error))
+      return false;
+    description.generator = "conv";
+    return true;
+  }
+};
+
+std::unique_ptr<KernelGenerator> createConvGenerator() {
+  return std::make_unique<ConvGenerator>();
+}
+
+} // namespace
+
+MNCC_KERNEL_GENERATOR(Conv, 200, createConvGenerator);

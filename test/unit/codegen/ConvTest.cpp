@@ -1,0 +1,208 @@
+//===- ConvTest.cpp - Conv kernels on the emulator ------------------------===//
+//
+// Every case runs on memory filled with random bytes, expects no hazard and
+// compares with pfvm:cpu on the same inputs (rounded to the device format
+// first). The tolerance is GemmTest's for a product over K = C/group * KH *
+// KW terms (docs/codegen.md X9). X and Y are in NHWC (the kernel's
+// preferred order); W is an initializer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/reference/SimpleContext.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+
+namespace {
+
+struct ConvCase {
+  const char *name;
+  std::vector<int64_t> x, w;
+  DeviceType type;
+  std::vector<int64_t> pads = {0, 0, 0, 0};
+  std::vector<int64_t> strides = {1, 1};
+  std::vector<int64_t> dilations = {1, 1};
+  int64_t group = 1;
+  bool bias = false;
+  std::string autoPad = "NOTSET";
+};
+
+reference::Attribute intsAttr(std::vector<int64_t> v) {
+  reference::Attribute a;
+  a.kind = reference::Attribute::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+reference::Attribute intAttr(int64_t v) {
+  reference::Attribute a;
+  a.kind = reference::Attribute::Kind::Int;
+  a.i = v;
+  return a;
+}
+
+reference::Attribute stringAttr(std::string v) {
+  reference::Attribute a;
+  a.kind = reference::Attribute::Kind::String;
+  a.s = std::move(v);
+  return a;
+}
+
+reference::DType hostTypeOf(DeviceType type) {
+  return type == DeviceType::Double ? reference::DType::Float64
+                                    : reference::DType::Float32;
+}
+
+reference::Tensor deviceRounded(const reference::Tensor &t, DeviceType type) {
+  reference::DType host = hostTypeOf(type);
+  reference::Tensor out(host, t.shape());
+  std::vector<uint64_t> bits(size_t(t.numElements()));
+  hostToDevice(t.dtype(), t.raw(), type, bits.data(), t.numElements());
+  deviceToHost(type, bits.data(), host, out.raw(), t.numElements());
+  return out;
+}
+
+/// Y's shape, from pfvm:cpu (which also checks the attributes).
+reference::Tensor referenceOf(const ConvCase &c,
+                              const std::vector<reference::Tensor> &in) {
+  std::vector<reference::Value> values;
+  for (const reference::Tensor &t : in)
+    values.push_back(reference::Value(t));
+  reference::SimpleKernelContext context("Conv", values, 1);
+  context.setInts("pads", c.pads);
+  context.setInts("strides", c.strides);
+  context.setInts("dilations", c.dilations);
+  context.setInt("group", c.group);
+  context.setString("auto_pad", c.autoPad);
+  reference::Status status = context.run();
+  EXPECT_TRUE(status.ok()) << status.message();
+  return context.outputTensor(0);
+}
+
+class ConvKernel : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvKernel, MatchesTheReferenceOnRandomMemory) {
+  const ConvCase &c = GetParam();
+  std::vector<reference::Tensor> inputs = {
+      deviceRounded(randomTensor(c.x, 21), c.type),
+      deviceRounded(randomTensor(c.w, 22), c.type)};
+  if (c.bias)
+    inputs.push_back(deviceRounded(randomTensor({c.w[0]}, 23), c.type));
+  reference::Tensor expected = referenceOf(c, inputs);
+  KernelRequest request = makeRequest("Conv", inputs, {expected.shape()},
+                                      c.type, {false, true, false});
+  request.attributes["pads"] = intsAttr(c.pads);
+  request.attributes["strides"] = intsAttr(c.strides);
+  request.attributes["dilations"] = intsAttr(c.dilations);
+  request.attributes["group"] = intAttr(c.group);
+  request.attributes["auto_pad"] = stringAttr(c.autoPad);
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, inputs, hostTypeOf(c.type), run, error))
+      << error;
+  EXPECT_EQ(run.description.generator, "conv");
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  int64_t k = c.w[1] * c.w[2] * c.w[3];
+  double rootK = std::sqrt(double(k));
+  double atol = c.type == DeviceType::Half     ? std::ldexp(1.0, -8) * rootK
+                : c.type == DeviceType::Single ? std::ldexp(1.0, -16) * rootK
+                                               : std::ldexp(1.0, -50) * k;
+  double rtol = c.type == DeviceType::Half     ? std::ldexp(1.0, -9)
+                : c.type == DeviceType::Single ? std::ldexp(1.0, -20)
+                                               : std::ldexp(1.0, -52);
+  Comparison cmp = compareTensors(run.outputs[0], expected, atol, rtol);
+  if (std::getenv("GEMM_DEBUG"))
+    std::printf("%s: max abs %g (atol %g), %llu cycles, %s\n", c.name,
+                cmp.maxAbs, atol, (unsigned long long)run.stats.Cycles,
+                run.description.variant.c_str());
+  EXPECT_TRUE(cmp.within) << cmp.firstMismatch << " (max abs " << cmp.maxAbs
+                          << ") " << run.description.variant;
+}
+
+constexpr DeviceType H = DeviceType::Half;
+constexpr DeviceType S = DeviceType::Single;
+constexpr DeviceType D = DeviceType::Double;
+
+ConvCase conv(const char *name, std::vector<int64_t> x, std::vector<int64_t> w,
+              DeviceType type, std::vector<int64_t> pads = {0, 0, 0, 0},
+              std::vector<int64_t> strides = {1, 1}) {
+  ConvCase c{name, std::move(x), std::move(w), type};
+  c.pads = std::move(pads);
+  c.strides = std::move(strides);
+  return c;
+}
+
+ConvCase with(ConvCase c, int64_t group, bool bias,
+              std::vector<int64_t> dilations = {1, 1},
+              std::string autoPad = "NOTSET") {
+  c.group = group;
+  c.bias = bias;
+  c.dilations = std::move(dilations);
+  c.autoPad = std::move(autoPad);
+  return c;
+}
+
+// The ONNX node tests test_basic_conv_* and test_conv_with_*.
+INSTANTIATE_TEST_SUITE_P(
+    OnnxNodeTests, ConvKernel,
+    ::testing::Values(
+        conv("basic_with_padding_half", {1, 1, 5, 5}, {1, 1, 3, 3}, H,
+             {1, 1, 1, 1}),
+        conv("basic_with_padding_single", {1, 1, 5, 5}, {1, 1, 3, 3}, S,
+             {1, 1, 1, 1}),
+        conv("basic_without_padding_double", {1, 1, 5, 5}, {1, 1, 3, 3}, D),
+        with(conv("autopad_same_lower_half", {1, 1, 5, 5}, {1, 1, 3, 3}, H,
+                  {0, 0, 0, 0}, {2, 2}),
+             1, false, {1, 1}, "SAME_LOWER"),
+        conv("strides_asymmetric_padding_single", {1, 1, 7, 5}, {1, 1, 3, 3},
+             S, {1, 0, 1, 0}, {2, 2}),
+        conv("strides_no_padding_half", {1, 1, 7, 5}, {1, 1, 3, 3}, H,
+             {0, 0, 0, 0}, {2, 2}),
+        conv("strides_padding_double", {1, 1, 7, 5}, {1, 1, 3, 3}, D,
+             {1, 1, 1, 1}, {2, 2})),
+    [](const ::testing::TestParamInfo<ConvCase> &info) {
+      return std::string(info.param.name);
+    });
+
+// LeNet-5's convolutions, grouped and depthwise ones, dilations, a bias,
+// channels that do not fill a quad, and a small ResNet-like layer.
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvKernel,
+    ::testing::Values(
+        with(conv("lenet_conv1_half", {1, 1, 32, 32}, {6, 1, 5, 5}, H), 1,
+             true),
+        with(conv("lenet_conv2_half", {2, 6, 14, 14}, {16, 6, 5, 5}, H), 1,
+             true),
+        with(conv("lenet_conv2_single", {1, 6, 14, 14}, {16, 6, 5, 5}, S), 1,
+             true),
+        with(conv("grouped_half", {1, 8, 9, 9}, {8, 2, 3, 3}, H, {1, 1, 1, 1}),
+             4, true),
+        with(conv("depthwise_single", {1, 16, 10, 10}, {16, 1, 3, 3}, S,
+                  {1, 1, 1, 1}),
+             16, false),
+        with(conv("dilated_half", {1, 3, 11, 11}, {4, 3, 3, 3}, H), 1, true,
+             {2, 2}),
+        with(conv("dilated_strided_double", {1, 3, 12, 10}, {5, 3, 3, 3}, D,
+                  {2, 1, 0, 2}, {2, 3}),
+             1, true, {2, 1}),
+        with(conv("same_upper_single", {1, 4, 8, 8}, {4, 4, 3, 3}, S), 1,
+             false, {1, 1}, "SAME_UPPER"),
+        with(conv("resnet_like_half", {1, 64, 14, 14}, {64, 64, 3, 3}, H,
+                  {1, 1, 1, 1}),
+             1, true),
+        with(conv("pointwise_half", {2, 32, 7, 7}, {48, 32, 1, 1}, H), 1,
+             true)),
+    [](const ::testing::TestParamInfo<ConvCase> &info) {
+      return std::string(info.param.name);
+    });
+
+} // namespace
