@@ -96,6 +96,9 @@ struct Plan {
   bool distinct = false;
   /// L1Bs holding rows of some chunk (the others compute nothing stored).
   unsigned activeL1bs = 8;
+  /// Slot mode over a padded grid of nt tiles: the L1B's image is compacted
+  /// into C's rows of nqo quads before it leaves the L1BM.
+  bool compact = false;
   bool uniform = false;
   int64_t nt = 0, nqo = 0, outPerTile = 1;
   /// Rows of a chunk per L2B, per L1B (all of them in stripe mode), per
@@ -279,7 +282,12 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
     int perQuad = p.unit->kChunk;
     (void)rq;
     auto add = [&](int64_t slot, int64_t row, int64_t quad) {
-      ImageQuad q = rowQuad(f, row, quad, perQuad);
+      ImageQuad q;
+      // Quads past the bias's row (tiles of a padded grid) are zeros.
+      if (quad < f.rowLongWords() / kQuadLongWords)
+        q = rowQuad(f, row, quad, perQuad);
+      else
+        q.group = ImageQuad::kZeroQuad;
       q.slot = p.biasBase + slot;
       q.tensor = 1;
       if (bias.kind == BiasSpec::Kind::Scalar ||
@@ -346,9 +354,21 @@ ConstantStream stream(const Plan &p) {
 }
 
 /// Chooses the plan (or explains why none fits).
+/// One way of sharing the work among MABs and L1Bs.
+struct ModeChoice {
+  MabMode mode;
+  L1bMode l1bMode;
+  /// Slot mode over a grid padded to this many tiles, compacted into C's
+  /// rows in the L1BM (0: no padding).
+  int64_t paddedTiles = 0;
+};
+
+bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
+              std::string &error);
+
+/// Chooses the plan (or explains why none fits): the modes the tile count
+/// allows, the cheapest first.
 bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
-  p.spec = &s;
-  p.unit = s.unit;
   const MatrixUnit &u = *s.unit;
   if (s.outType != u.type &&
       !(u.type == DeviceType::Half && s.outType == DeviceType::Single)) {
@@ -357,20 +377,58 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
             " result";
     return false;
   }
-  p.nt = ceilDiv(std::max<int64_t>(s.n, 1), u.nTile);
-  p.nqo = s.out.rowLongWords() / kQuadLongWords;
-  p.outPerTile = s.outType == u.type ? 1 : 2;
-  p.kc = s.a->kChunks();
-  if (p.nt > 2048) {
+  int64_t nt = ceilDiv(std::max<int64_t>(s.n, 1), u.nTile);
+  if (nt > 2048) {
     error = "N of " + std::to_string(s.n) + " is more than the kernel tiles";
     return false;
   }
-  bool slot = p.outPerTile == 1 && (16 % p.nt == 0 || p.nt % 16 == 0);
-  p.mode = slot ? MabMode::Slot : MabMode::Rows;
+  std::vector<ModeChoice> choices;
+  bool oneQuad = s.outType == u.type;
+  bool regular = 16 % nt == 0 || nt % 16 == 0;
+  int64_t stripes = nt / 16;
+  if (oneQuad && regular && nt % 16 == 0 &&
+      (8 % stripes == 0 || stripes % 8 == 0))
+    choices.push_back({MabMode::Slot, L1bMode::Stripe, 0});
+  if (oneQuad && regular)
+    choices.push_back({MabMode::Slot, L1bMode::Rows, 0});
+  if (!regular || !oneQuad)
+    choices.push_back({MabMode::Rows, L1bMode::Rows, 0});
+  if (oneQuad && !regular) {
+    int64_t padded = nt < 16 ? 16 : roundUp(nt, 16);
+    for (int64_t t = 1; t < 16; t *= 2)
+      if (t >= nt) {
+        padded = t;
+        break;
+      }
+    choices.push_back({MabMode::Slot, L1bMode::Rows, padded});
+  }
+  std::string first;
+  for (const ModeChoice &choice : choices) {
+    p = Plan();
+    std::string why;
+    if (planMode(s, p, choice, why))
+      return true;
+    if (first.empty())
+      first = why;
+  }
+  error = first;
+  return false;
+}
+
+bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
+              std::string &error) {
+  p.spec = &s;
+  p.unit = s.unit;
+  const MatrixUnit &u = *s.unit;
+  p.nt = choice.paddedTiles ? choice.paddedTiles
+                            : ceilDiv(std::max<int64_t>(s.n, 1), u.nTile);
+  p.compact = choice.paddedTiles != 0;
+  p.nqo = s.out.rowLongWords() / kQuadLongWords;
+  p.outPerTile = s.outType == u.type ? 1 : 2;
+  p.kc = s.a->kChunks();
+  p.mode = choice.mode;
+  p.l1bMode = choice.l1bMode;
   int64_t stripes = p.nt / 16;
-  p.l1bMode = slot && p.nt % 16 == 0 && (8 % stripes == 0 || stripes % 8 == 0)
-                  ? L1bMode::Stripe
-                  : L1bMode::Rows;
   if (!describe(p, p.l1bMode == L1bMode::Stripe ? 8 * (stripes < 8 ? 8 / stripes : 1)
                                                 : 128)) {
     error = "no MAB layout for " + std::to_string(p.nt) + " N-tiles";
@@ -441,6 +499,8 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
       return false;
     int64_t l1bImage = p.l1bMode == L1bMode::Stripe ? r2 * rowLw / 8
                                                      : trial.r1 * rowLw;
+    if (p.compact)
+      l1bImage += roundUp(trial.r1 * p.nt * kQuadLongWords, 64);
     // The L2BM holds the rows a chunk really has.
     int64_t used = p.l1bMode == L1bMode::Stripe
                        ? r2
@@ -1018,6 +1078,29 @@ void emitGather(VsmWriter &out, const Plan &p) {
       }
   }
   out.nop();
+  int64_t image = kL1bmOut;
+  if (p.compact) {
+    // Every MAB's PEs take the L1B's padded image (l1bmm, eight quads a
+    // step) into LM0, whose A image is spent; MAB 0 writes C's rows back
+    // in runs of four quads.
+    int64_t padded = p.r1 * p.nt;
+    for (int64_t q = 0; q < padded; q += 8)
+      out.step({"l1bmm " + l1bmOperand(kL1bmOut + 4 * q, true) + " " +
+                llRun(PeMemory::LM0, q)});
+    out.nop();
+    image = kL1bmOut + roundUp(padded * kQuadLongWords, 64);
+    int64_t real = p.r1 * p.nqo;
+    for (int64_t q0 = 0; q0 < real; q0 += 4) {
+      std::array<int64_t, 4> src;
+      for (int c = 0; c < 4; ++c) {
+        int64_t q = std::min(q0 + c, real - 1);
+        src[c] = (q / p.nqo) * p.nt + q % p.nqo;
+      }
+      out.step({"l1bmm@0 " + lwAny(PeMemory::LM0, src) + " " +
+                l1bmOperand(image + 4 * q0)});
+    }
+    out.nop();
+  }
   if (p.l1bMode == L1bMode::Stripe) {
     // L1B k's long words 8c..8c+7 are long words 8k..8k+7 of the image's
     // 64-long-word stripe c (l2bmd, 256 a step).
@@ -1030,7 +1113,7 @@ void emitGather(VsmWriter &out, const Plan &p) {
     for (unsigned k = 0; k < p.activeL1bs; ++k)
       for (int64_t i = 0; i < pieces; ++i)
         out.step({"l2bm@" + std::to_string(k) + " " +
-                  l1bmOperand(kL1bmOut + 64 * i) + " " +
+                  l1bmOperand(image + 64 * i) + " " +
                   l2bmOperand(kL2bmOut + (int64_t(k) * pieces + i) * 64)});
   }
   // An MV may read the L2BM once the writes have landed.
@@ -1088,6 +1171,7 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       (p.mode == MabMode::Slot ? ", quads over MABs" : ", rows over MABs") +
       (p.l1bMode == L1bMode::Stripe ? ", stripes over L1Bs"
                                     : ", rows over L1Bs") +
+      (p.compact ? ", padded and compacted" : "") +
       (p.uniform ? ", four groups" : ", group 0");
   description.parameters.push_back({"rows per L2B", std::to_string(p.r2)});
   description.parameters.push_back(
