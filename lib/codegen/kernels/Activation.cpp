@@ -234,6 +234,10 @@ MathProgram paddingMaskProgram(const DramForm &form) {
 }
 
 class ActivationGenerator : public KernelGenerator {
+  bool emitHalf(const KernelRequest &request, const Plan &plan, bool masked,
+                VsmWriter &out, KernelDescription &description,
+                std::string &error) const;
+
 public:
   const char *name() const override { return "activation"; }
 
@@ -242,8 +246,9 @@ public:
     if (!isActivation(request.opType) && !paddingScalar(request))
       return false;
     if (request.outputs.size() != 1 ||
-        request.outputs[0].form.type != DeviceType::Single) {
-      whyNot = "only single-precision results";
+        (request.outputs[0].form.type != DeviceType::Single &&
+         request.outputs[0].form.type != DeviceType::Half)) {
+      whyNot = "only single- and half-precision results";
       return false;
     }
     const DramForm &out = request.outputs[0].form;
@@ -276,6 +281,8 @@ public:
       return false;
     const DramForm &result = request.outputs[0].form;
     bool masked = !plan.zeroAtZero && hasPadding(result);
+    if (result.type == DeviceType::Half)
+      return emitHalf(request, plan, masked, out, description, error);
     int64_t align = masked ? periodicTableLongWords(result.rowLongWords()) : 4;
     AlignedSpread spread(result, align);
     int64_t pass = spread.passLongWords(kPassLongWords);
@@ -338,6 +345,138 @@ public:
     return true;
   }
 };
+
+/// The padding mask of a half tensor over a pass: half long word j of PE
+/// q covers row long word (64 j + q) mod R, whose first E - 4 col halves
+/// (0 to 4) are elements; the mask is all ones over those halves, from
+/// the top. In: 64 j (LM1); out: the mask (LM0).
+MathProgram halfPaddingMaskProgram(const DramForm &form) {
+  using Home = MathProgram::Home;
+  MathProgram p;
+  float rowLongWords = float(form.rowLongWords());
+  Ref k = p.input();
+  Ref pe =
+      p.alu("ior", {p.fixed("$peid"), p.constantBits(0x4b000000, Home::First)},
+            Home::Second);
+  pe = p.mau("fvadd", {pe, -p.constant(8388608.0f, Home::First)}, Home::Second);
+  Ref index = p.mau("fvadd", {k, pe}, Home::Destination);
+  Ref t = p.mau("fvfma",
+                {index, p.constant(1.0f / rowLongWords, Home::First),
+                 p.constant(0.5f / rowLongWords, Home::Second)},
+                Home::First);
+  Ref row = p.alu("ffloor", {t}, Home::Second);
+  Ref column =
+      p.mau("fvfma", {row, -p.constant(rowLongWords, Home::First), index},
+            Home::Destination);
+  // Elements in the long word: E - 4 column, clamped to [0, 4].
+  Ref count = p.mau("fvfma",
+                    {column, p.constant(-4.0f, Home::First),
+                     p.constant(float(form.innerExtent()), Home::Second)},
+                    Home::Destination);
+  count =
+      p.alu("fmax", {count, p.constantBits(0, Home::First)}, Home::Destination);
+  count =
+      p.alu("fmin", {count, p.constant(4.0f, Home::First)}, Home::Destination);
+  // All ones shifted left by 16 (4 - count) bits (64 and up give 0).
+  Ref shift = p.mau(
+      "fvfma",
+      {count, p.constant(-16.0f, Home::First), p.constant(64.0f, Home::Second)},
+      Home::First);
+  shift = p.alu("fftoi", {shift}, Home::Second);
+  shift = p.alu("land", {shift, p.constantPair(0, 0xffffffffu, Home::First)},
+                Home::Second);
+  p.setResult(p.alu("llsl", {p.constantBits(0xffffffffu, Home::First), shift},
+                    Home::Destination));
+  return p;
+}
+
+bool ActivationGenerator::emitHalf(const KernelRequest &request,
+                                   const Plan &plan, bool masked,
+                                   VsmWriter &out,
+                                   KernelDescription &description,
+                                   std::string &error) const {
+  // Half tensors: each pass converts to single (hvpassa, exact), runs the
+  // single program and rounds back once (fvpassar) (E7). LM0: the half
+  // operand and the half result; LM1: the singles (long words [0, 2n)),
+  // Div's first operand in half at 1024, the mask at 1536.
+  const DramForm &result = request.outputs[0].form;
+  int64_t align = masked ? periodicTableLongWords(result.rowLongWords()) : 4;
+  AlignedSpread spread(result, align);
+  int64_t pass = spread.passLongWords(512);
+  if (pass == 0) {
+    error = "the padding mask is longer than a pass";
+    return false;
+  }
+  MathScratch scratch{{PeMemory::GRF0, 0, peMemoryLongWords(PeMemory::GRF0)},
+                      {PeMemory::GRF1, 0, peMemoryLongWords(PeMemory::GRF1)}};
+  description.generator = name();
+  description.variant = plan.variant + " in half, flat over " +
+                        std::to_string(spread.peLongWords()) +
+                        " long words per PE" +
+                        (masked ? ", padding masked" : "");
+  constexpr int64_t kHalfMask = 1536;
+  if (masked) {
+    for (int64_t k = 0; k < pass; ++k) {
+      char payload[24];
+      std::snprintf(payload, sizeof payload, "ui\"0x%08x\"",
+                    floatBits(float(64 * k)));
+      out.step({std::string("imm ") + payload + " " +
+                peOperand(PeMemory::LM1, Width::Long, 2 * (1024 + k), 0)});
+    }
+    out.nop();
+    if (!halfPaddingMaskProgram(result).emit(out, {{PeMemory::LM1, 1024, pass}},
+                                             {PeMemory::LM0, 1024, pass},
+                                             scratch, error))
+      return false;
+    for (int64_t k = 0; k < pass; k += 4)
+      out.step({"lpassa " +
+                peOperand(PeMemory::LM0, Width::Long, 2 * (1024 + k)) + " " +
+                peOperand(PeMemory::LM1, Width::Long, 2 * (kHalfMask + k))});
+    out.nop();
+  }
+  std::vector<AlignedSpread> inputs;
+  for (unsigned i = 0; i < plan.inputs; ++i)
+    inputs.emplace_back(request.inputs[i].form, align);
+  bool divide = plan.inputs == 2;
+  for (int64_t first = 0; first < spread.peLongWords(); first += pass) {
+    int64_t count = std::min(pass, spread.peLongWords() - first);
+    // The (last) operand in half into LM0, to singles in LM1.
+    inputs[plan.inputs - 1].emitLoad(out, first, count, PeMemory::LM0, 0);
+    for (int64_t j = 0; j < count; j += 4)
+      out.step({"hvpassa " + peOperand(PeMemory::LM0, Width::Long, 2 * j) +
+                " " + peOperand(PeMemory::LM1, Width::DoubleLong, 4 * j)});
+    std::vector<PeBlock> sources = {{PeMemory::LM1, 0, 2 * count}};
+    if (divide) {
+      // The numerator in half into LM1 at 1024, to singles in LM0 at 1024.
+      inputs[0].emitLoad(out, first, count, PeMemory::LM1, 1024);
+      for (int64_t j = 0; j < count; j += 4)
+        out.step(
+            {"hvpassa " +
+             peOperand(PeMemory::LM1, Width::Long, 2 * (1024 + j)) + " " +
+             peOperand(PeMemory::LM0, Width::DoubleLong, 2 * (1024 + 2 * j))});
+      sources = {{PeMemory::LM0, 1024, 2 * count},
+                 {PeMemory::LM1, 0, 2 * count}};
+    }
+    out.nop(2);
+    if (!plan.program.emit(out, sources, {PeMemory::LM1, 0, 2 * count}, scratch,
+                           error))
+      return false;
+    // Back to half, one word (two halves) per single long word.
+    for (int64_t k = 0; k < 2 * count; k += 4)
+      out.step({"fvpassar " + peOperand(PeMemory::LM1, Width::Long, 2 * k) +
+                " " + peOperand(PeMemory::LM0, Width::Word, k)});
+    out.nop(2);
+    if (masked) {
+      for (int64_t j = 0; j < count; j += 4)
+        out.step({"land " + peOperand(PeMemory::LM0, Width::Long, 2 * j) + " " +
+                  peOperand(PeMemory::LM1, Width::Long, 2 * (kHalfMask + j)) +
+                  " " + peOperand(PeMemory::LM0, Width::Long, 2 * j)});
+      out.nop();
+    }
+    spread.emitStore(out, first, count, PeMemory::LM0, 0);
+  }
+  return true;
+}
 
 std::unique_ptr<KernelGenerator> createActivationGenerator() {
   return std::make_unique<ActivationGenerator>();

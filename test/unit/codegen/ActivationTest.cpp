@@ -45,6 +45,18 @@ bool paddingIsZero(const DramForm &form, const DramImage &image,
   return true;
 }
 
+/// Float32 values rounded to the device's half and back (DeviceType.h).
+reference::Tensor throughHalf(const reference::Tensor &t) {
+  int64_t n = t.numElements();
+  std::vector<uint16_t> bits(static_cast<size_t>(n));
+  EXPECT_TRUE(hostToDevice(reference::DType::Float32, t.raw(), DeviceType::Half,
+                           bits.data(), n));
+  reference::Tensor back(reference::DType::Float32, t.shape());
+  EXPECT_TRUE(deviceToHost(DeviceType::Half, bits.data(),
+                           reference::DType::Float32, back.raw(), n));
+  return back;
+}
+
 struct Case {
   std::string name;
   std::string opType;
@@ -56,6 +68,8 @@ struct Case {
   std::vector<reference::Tensor> constants;
   double rtol = 4e-7;
   double atol = 0;
+  /// Half tensors (float_dtype=half).
+  bool half = false;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -88,8 +102,9 @@ void runCase(const Case &c, KernelRun *out = nullptr) {
     inputs.push_back(t);
     constant.push_back(true);
   }
-  KernelRequest request = makeRequest(c.opType, inputs, {c.shapes[0]},
-                                      DeviceType::Single, constant);
+  KernelRequest request =
+      makeRequest(c.opType, inputs, {c.shapes[0]},
+                  c.half ? DeviceType::Half : DeviceType::Single, constant);
   request.attributes = c.attributes;
   KernelRun run;
   std::string error;
@@ -100,16 +115,23 @@ void runCase(const Case &c, KernelRun *out = nullptr) {
   std::printf("%s: %llu cycles\n", c.name.c_str(),
               (unsigned long long)run.stats.Cycles);
 
+  // Half: the reference on the inputs as halves, its result rounded to
+  // half; the device's single result rounded once more can differ by one
+  // half ulp (E7).
   std::vector<reference::Value> values;
-  for (const reference::Tensor &t : inputs)
-    values.push_back(reference::Value(t));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    values.push_back(reference::Value(
+        c.half && !constant[i] ? throughHalf(inputs[i]) : inputs[i]));
   reference::SimpleKernelContext context(c.opType, values, 1);
   for (const auto &[name, attribute] : c.attributes)
     context.setAttribute(name, attribute);
   reference::Status status = context.run();
   ASSERT_TRUE(status.ok()) << status.message();
+  reference::Tensor expected =
+      c.half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
   Comparison comparison =
-      compareTensors(run.outputs[0], context.outputTensor(0), c.atol, c.rtol);
+      compareTensors(run.outputs[0], expected, c.half ? 1e-6 : c.atol,
+                     c.half ? 2.5e-3 : c.rtol);
   EXPECT_TRUE(comparison.within)
       << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
   std::string where;
@@ -175,6 +197,26 @@ std::vector<Case> cases() {
   all.push_back({"Exp_lenet_logits", "Exp", {{16, 10}}, -10, 10});
   all.push_back({"Log_lenet_probs", "Log", {{16, 10}}, 1e-6f, 1});
   all.push_back({"Div_lenet_fc", "Div", {{16, 120}, {16, 120}}, -3, 3});
+  // Half (float_dtype=half): through single and back.
+  for (auto [name, op, shape, low, high] :
+       std::vector<std::tuple<const char *, const char *, std::vector<int64_t>,
+                              float, float>>{
+           {"Sigmoid_345_half", "Sigmoid", s345, -4, 4},
+           {"Tanh_lenet_conv1_half", "Tanh", {16, 6, 28, 28}, -3, 3},
+           {"Exp_lenet_logits_half", "Exp", {16, 10}, -4, 4},
+           {"Log_345_half", "Log", s345, 0.01f, 10},
+           {"Sqrt_cnn_half", "Sqrt", {16, 32, 16, 16}, 0, 10}}) {
+    Case half{name, op, {shape}, low, high};
+    half.half = true;
+    all.push_back(half);
+  }
+  Case divHalf{"Div_lenet_fc_half", "Div", {{16, 120}, {16, 120}}, -3, 3};
+  divHalf.half = true;
+  all.push_back(divHalf);
+  Case clipHalf{"Clip_positive_min_half", "Clip", {s345}, -2, 2};
+  clipHalf.constants = {scalar(0.5f), scalar(1.5f)};
+  clipHalf.half = true;
+  all.push_back(clipHalf);
   // A small CNN at batch 16.
   all.push_back({"Sigmoid_cnn", "Sigmoid", {{16, 32, 32, 32}}, -6, 6});
   // Two passes over LM with the padding mask: rows of 1001 in 504 long
@@ -257,18 +299,6 @@ struct BroadcastCase {
   /// its table.
   bool half = false;
 };
-
-/// Float32 values rounded to the device's half and back (DeviceType.h).
-reference::Tensor throughHalf(const reference::Tensor &t) {
-  int64_t n = t.numElements();
-  std::vector<uint16_t> bits(static_cast<size_t>(n));
-  EXPECT_TRUE(hostToDevice(reference::DType::Float32, t.raw(), DeviceType::Half,
-                           bits.data(), n));
-  reference::Tensor back(reference::DType::Float32, t.shape());
-  EXPECT_TRUE(deviceToHost(DeviceType::Half, bits.data(),
-                           reference::DType::Float32, back.raw(), n));
-  return back;
-}
 
 void PrintTo(const BroadcastCase &c, std::ostream *os) { *os << c.name; }
 
