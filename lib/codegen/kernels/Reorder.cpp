@@ -5,28 +5,30 @@
 // tensor (a Transpose with the identity perm, docs/codegen.md C4), or a
 // Reshape / Flatten whose padded rows differ. The general kernel does them
 // for small tensors in one PE; this kernel does them at any size, with the
-// 64 L1Bs working on different pieces of the output at once.
+// 64 L1Bs working on different *tiles* of the output at once.
 //
-// The output image (every group block, DramForm.h) is cut into *chunks*:
-// 64-long-word-aligned ranges of a block, up to 1024 long words. A chunk
-// needs a set of input long words, its *pieces* (runs of consecutive input
-// long words), which the chunk's L1B gathers into a *window*:
+// A tile is what one L1B does in one round: it needs runs of input long
+// words (its *pieces*), which it gathers into a *window*, and it writes
+// runs of output long words (its *segments*), which it builds in a
+// *buffer*. Eight tiles make an L2B's share of a round, a *box*:
 //
-//   DRAM --mvp--> L2BM --l2bmb@k--> L1BM window --l1bmp--> LM0 (every PE)
-//   LM0 --element copies--> LM1 chunk --l1bmd (base 2 $peid)--> L1BM
-//   L1BM --l2bm@k--> L2BM --mvp--> DRAM
+//   DRAM --mvp--> L2BM staging --l2bmb@k--> L1BM window --l1bmp--> LM0
+//   LM0 --element copies--> LM1 buffer --l1bmd (base 2 $peid)--> L1BM
+//   L1BM --l2bm@k--> L2BM assembly --mvp--> DRAM
 //
-// Every L1B runs the same instruction stream, so the L1Bs of one *round*
-// take chunks with the same *signature*: the same piece lengths and the
-// same map from chunk words to window words (a transpose's interior chunks
-// all agree; block edges and row phases add a few classes). The L2BM holds
-// piece i of L1B k at the same address in every L2B, piece-major, so that
-// the pieces of consecutive chunks, adjacent in DRAM, arrive with one MV;
-// the chunks of one L2B are consecutive in the output and leave with one.
+// The box's pieces arrive merged (one MV per run of adjacent input), its
+// segments leave merged (one MV per run of adjacent output). Every L1B
+// runs the same instruction stream, so the boxes of one round agree: the
+// same tile *class* (piece and segment lengths, the map from buffer words
+// to window words) and the same L2BM layout.
 //
-// Costs (docs/codegen.md R decisions): the element copies take four words
-// a step (more where runs align), the windows eight long words a step per
-// PE, and every piece one MV issue slot (16 cycles) per L2B.
+// Two planners make tiles (docs/codegen.md R decisions):
+//  * chunks: the output cut into 64-long-word-aligned ranges, whatever the
+//    rows (repacks, and any reorder);
+//  * boxes of a batched transpose [B][X][Y] -> [B][Y][X] (layout switches
+//    NCHW <-> NHWC, [M,N] transposes): x and y ranges chosen so that the
+//    inputs or the outputs of a box are long runs.
+// The cheapest plan by an estimate of its cycles wins.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,16 +47,15 @@ using namespace mncc::codegen::general;
 
 namespace {
 
-/// Long words of LM0 a window may take (below ElemProgram's scratch).
+/// Long words of LM0 a window and of LM1 a buffer may take (below
+/// ElemProgram's scratch).
 constexpr int64_t kWindowLimit = 1984;
-/// Where the gathered chunk goes in the L1BM (above any window).
-constexpr int64_t kL1bmChunk = 4096;
-/// Chunk sizes tried, largest first.
-constexpr int64_t kChunkSizes[] = {1024, 512, 256, 128, 64};
+/// Where the gathered buffer goes in the L1BM (above any window).
+constexpr int64_t kL1bmBuffer = 4096;
 /// Requests whose images together fit this are left to the general
 /// kernel, which does them in one PE without rounds.
 constexpr int64_t kSmallLongWords = 2048;
-constexpr unsigned kL1bsPerGroup = kL1bsPerL2b * kL2bsPerGroup;
+constexpr unsigned kL2bs = kDramGroups * kL2bsPerGroup;
 
 /// An element's place in an image: group block, long word in the block,
 /// and word in the long word (0 for 64-bit elements).
@@ -64,34 +65,14 @@ struct Place {
   unsigned word;
 };
 
-using SourceFn =
-    std::function<std::vector<int64_t>(const std::vector<int64_t> &)>;
-
-struct ChunkClass {
-  int64_t longWords = 0;
-  std::vector<int64_t> pieceLongWords;
-  std::vector<int64_t> windowOffset;
-  int64_t windowLongWords = 0;
-  /// Per word of the chunk: the window word it copies, or -1 (zero).
-  std::vector<int32_t> local;
-};
-
-struct Chunk {
-  unsigned group = 0;
-  int64_t first = 0;
-  int64_t longWords = 0;
-  int cls = 0;
-  /// Per piece: the input group and first long word in its block.
-  std::vector<std::pair<unsigned, int64_t>> pieces;
-};
-
-struct Plan {
-  int64_t chunkLongWords = 0;
-  std::vector<ChunkClass> classes;
-  std::vector<Chunk> chunks;
-  /// L2BM: piece i of L1B k at region[i] + k * pieceLongWords[i].
-  std::vector<std::vector<int64_t>> regions; // per class
-  size_t rounds = 0;
+/// A run of long words of one group's block of an image.
+struct Run {
+  unsigned group;
+  int64_t first;
+  int64_t longWords;
+  bool operator<(const Run &o) const {
+    return std::tie(group, first) < std::tie(o.group, o.first);
+  }
 };
 
 unsigned elementWords(DeviceType type) {
@@ -104,183 +85,587 @@ Place placeOf(const DramForm &form, const std::vector<int64_t> &index) {
   return {at.group, at.address - form.base, words == 2 ? 0 : at.slot};
 }
 
-/// Plans the chunks for chunk size `size`; false when a window or the
-/// L2BM staging of a class does not fit.
-bool planChunks(const DramForm &in, const DramForm &out, const SourceFn &source,
-                int64_t size, Plan &plan) {
-  plan = Plan();
-  plan.chunkLongWords = size;
-  unsigned words = elementWords(out.type);
-  int64_t block = out.groupLongWords();
-  int64_t perGroup = ceilDiv(block, size);
-  std::vector<Chunk> chunks(size_t(out.groups * perGroup));
-  for (unsigned g = 0; g < out.groups; ++g)
-    for (int64_t c = 0; c < perGroup; ++c) {
-      Chunk &chunk = chunks[size_t(g * perGroup + c)];
-      chunk.group = g;
-      chunk.first = c * size;
-      chunk.longWords = std::min(size, block - c * size);
-    }
-  // Per chunk: (chunk word, input place) of every element.
-  struct Need {
-    int32_t word;
-    Place from;
-  };
-  std::vector<std::vector<Need>> needs(chunks.size());
-  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
-    Place to = placeOf(out, index);
-    size_t c = size_t(to.group * perGroup + to.longWord / size);
-    int32_t word = int32_t(2 * (to.longWord % size) + to.word);
-    needs[c].push_back({word, placeOf(in, source(index))});
-  });
-  std::map<std::pair<std::vector<int64_t>, std::vector<int32_t>>, int> classIds;
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    Chunk &chunk = chunks[c];
-    std::vector<std::pair<unsigned, int64_t>> longWords;
-    for (const Need &need : needs[c])
-      longWords.push_back({need.from.group, need.from.longWord});
+/// What one tile does, independent of where: the lengths of its pieces
+/// and segments, where they lie in the window and the buffer, and for
+/// every buffer word the window word it copies (-1: zero).
+struct TileClass {
+  std::vector<int64_t> pieceLongWords, windowOffset;
+  int64_t windowLongWords = 0;
+  std::vector<int64_t> segmentLongWords, bufferOffset;
+  int64_t bufferLongWords = 0;
+  std::vector<int32_t> local;
+
+  auto key() const { return std::tie(pieceLongWords, segmentLongWords, local); }
+};
+
+struct Tile {
+  std::vector<Run> pieces, segments;
+  int cls = -1;
+};
+
+/// An element of a tile: where it goes, where it comes from.
+struct Move {
+  Place to, from;
+};
+
+/// Builds a tile and its class from its elements. Input long words less
+/// than `gap` apart join one piece; output long words form segments,
+/// each extended to the end of its row's padding when the tile holds the
+/// row's last element (`rowEnds`: output long words where a row's data
+/// ends, with the padded end). False when the window or the buffer does
+/// not fit.
+bool buildTile(const std::vector<Move> &moves,
+               const std::vector<std::pair<Place, int64_t>> &rowEnds,
+               int64_t gap, unsigned words, Tile &tile, TileClass &cls) {
+  std::vector<std::pair<unsigned, int64_t>> in, out;
+  for (const Move &m : moves) {
+    in.push_back({m.from.group, m.from.longWord});
+    out.push_back({m.to.group, m.to.longWord});
+  }
+  for (const auto &[end, padded] : rowEnds)
+    for (int64_t w = end.longWord; w < padded; ++w)
+      out.push_back({end.group, w});
+  auto runs = [](std::vector<std::pair<unsigned, int64_t>> &longWords,
+                 int64_t join, std::vector<Run> &result,
+                 std::vector<int64_t> &offsets, int64_t &total) {
     std::sort(longWords.begin(), longWords.end());
     longWords.erase(std::unique(longWords.begin(), longWords.end()),
                     longWords.end());
-    ChunkClass cls;
-    cls.longWords = chunk.longWords;
-    // Runs of consecutive long words; short gaps join a run.
     for (size_t i = 0; i < longWords.size();) {
       size_t j = i + 1;
       while (j < longWords.size() && longWords[j].first == longWords[i].first &&
-             longWords[j].second - longWords[j - 1].second <= 4)
+             longWords[j].second - longWords[j - 1].second <= join)
         ++j;
-      chunk.pieces.push_back(longWords[i]);
-      cls.windowOffset.push_back(cls.windowLongWords);
       int64_t length = longWords[j - 1].second - longWords[i].second + 1;
-      cls.pieceLongWords.push_back(length);
-      cls.windowLongWords += length;
+      result.push_back({longWords[i].first, longWords[i].second, length});
+      offsets.push_back(total);
+      total += length;
       i = j;
     }
-    if (cls.windowLongWords > kWindowLimit)
-      return false;
-    cls.windowLongWords = roundUp(std::max<int64_t>(cls.windowLongWords, 1), 8);
-    cls.local.assign(size_t(2 * chunk.longWords), -1);
-    for (const Need &need : needs[c]) {
-      // The piece holding the long word: the last starting at or before.
-      auto it =
-          std::upper_bound(chunk.pieces.begin(), chunk.pieces.end(),
-                           std::make_pair(need.from.group, need.from.longWord));
-      size_t piece = size_t(it - chunk.pieces.begin()) - 1;
-      int64_t windowLongWord =
-          cls.windowOffset[piece] +
-          (need.from.longWord - chunk.pieces[piece].second);
-      for (unsigned w = 0; w < words; ++w)
-        cls.local[size_t(need.word) + w] =
-            int32_t(2 * windowLongWord + need.from.word + w);
-    }
-    auto key = std::make_pair(cls.pieceLongWords, cls.local);
-    auto [found, inserted] = classIds.emplace(key, int(plan.classes.size()));
-    if (inserted)
-      plan.classes.push_back(std::move(cls));
-    chunk.cls = found->second;
-  }
-  plan.chunks = std::move(chunks);
-  // The L2BM staging of each class: piece-major, a spare MV unit after each
-  // piece's eight slots for the overrun of its last transfer; the chunks
-  // come back through the same L2BM words afterwards.
-  for (const ChunkClass &cls : plan.classes) {
-    std::vector<int64_t> regions;
-    int64_t next = 0;
-    for (int64_t length : cls.pieceLongWords) {
-      regions.push_back(next);
-      next += int64_t(kL1bsPerL2b) * length + kMvUnitLongWords;
-    }
-    if (next > kL2bmLongWords ||
-        int64_t(kL1bsPerL2b) * plan.chunkLongWords > kL2bmLongWords)
-      return false;
-    plan.regions.push_back(std::move(regions));
+  };
+  tile = Tile();
+  cls = TileClass();
+  runs(in, gap, tile.pieces, cls.windowOffset, cls.windowLongWords);
+  runs(out, 1, tile.segments, cls.bufferOffset, cls.bufferLongWords);
+  if (cls.windowLongWords > kWindowLimit || cls.bufferLongWords > kWindowLimit)
+    return false;
+  for (const Run &r : tile.pieces)
+    cls.pieceLongWords.push_back(r.longWords);
+  for (const Run &r : tile.segments)
+    cls.segmentLongWords.push_back(r.longWords);
+  cls.windowLongWords = roundUp(std::max<int64_t>(cls.windowLongWords, 1), 8);
+  cls.bufferLongWords = roundUp(std::max<int64_t>(cls.bufferLongWords, 1), 4);
+  cls.local.assign(size_t(2 * cls.bufferLongWords), -1);
+  auto locate = [](const std::vector<Run> &list,
+                   const std::vector<int64_t> &offsets, unsigned group,
+                   int64_t longWord) {
+    Run probe{group, longWord, 0};
+    auto it = std::upper_bound(list.begin(), list.end(), probe);
+    size_t i = size_t(it - list.begin()) - 1;
+    return offsets[i] + (longWord - list[i].first);
+  };
+  for (const Move &m : moves) {
+    int64_t window =
+        locate(tile.pieces, cls.windowOffset, m.from.group, m.from.longWord);
+    int64_t buffer =
+        locate(tile.segments, cls.bufferOffset, m.to.group, m.to.longWord);
+    for (unsigned w = 0; w < words; ++w)
+      cls.local[size_t(2 * buffer + m.to.word + w)] =
+          int32_t(2 * window + m.from.word + w);
   }
   return true;
 }
 
-/// Emits one round: up to 16 chunks of class `cls` per group, chunk i of
-/// group g on L2B i / 8, L1B i % 8 of that group.
-void emitRound(
-    VsmWriter &out, const DramForm &in, const DramForm &outForm,
-    const Plan &plan, int cls,
-    const std::array<std::vector<const Chunk *>, kDramGroups> &slots) {
-  const ChunkClass &c = plan.classes[size_t(cls)];
-  const std::vector<int64_t> &region = plan.regions[size_t(cls)];
-  auto chunkAt = [&](unsigned g, unsigned l2b, unsigned k) -> const Chunk * {
-    size_t i = l2b * kL1bsPerL2b + k;
-    return i < slots[g].size() ? slots[g][i] : nullptr;
+/// An L2B's share of a round: a tile (or none) per L1B.
+struct Box {
+  std::array<int, kL1bsPerL2b> tiles;
+  Box() { tiles.fill(-1); }
+};
+
+/// Where a box's pieces and segments lie in the L2BM, and the transfers
+/// (whole MV units each) that bring and take them.
+struct BoxLayout {
+  std::vector<Run> staging, assembly;
+  std::vector<int64_t> stagingAt, assemblyAt;
+  /// Per L1B slot, per piece / segment: its L2BM address.
+  std::array<std::vector<int64_t>, kL1bsPerL2b> pieceAt, segmentAt;
+  int cls = -1;
+  unsigned slots = 0; // bit k: L1B k has a tile
+
+  auto key() const {
+    std::vector<int64_t> stagingLengths, assemblyLengths;
+    for (const Run &r : staging)
+      stagingLengths.push_back(r.longWords);
+    for (const Run &r : assembly)
+      assemblyLengths.push_back(r.longWords);
+    return std::make_tuple(cls, slots, stagingLengths, assemblyLengths, pieceAt,
+                           segmentAt);
+  }
+};
+
+/// Lays a box out: the union of its pieces merged into staging runs
+/// (gaps of up to an MV unit read along), the union of its segments into
+/// assembly runs, each at whole MV units in the L2BM. False when it does
+/// not fit the L2BM, or when an assembly run would write past its end
+/// into another tile's output: a run is a whole number of MV units or ends
+/// at its block's data.
+bool layoutBox(const Box &box, const std::vector<Tile> &tiles,
+               const DramForm &out, BoxLayout &layout) {
+  layout = BoxLayout();
+  std::vector<Run> pieces, segments;
+  for (unsigned k = 0; k < kL1bsPerL2b; ++k) {
+    if (box.tiles[k] < 0)
+      continue;
+    const Tile &tile = tiles[size_t(box.tiles[k])];
+    if (layout.cls >= 0 && tile.cls != layout.cls)
+      return false;
+    layout.cls = tile.cls;
+    layout.slots |= 1u << k;
+    pieces.insert(pieces.end(), tile.pieces.begin(), tile.pieces.end());
+    segments.insert(segments.end(), tile.segments.begin(), tile.segments.end());
+  }
+  auto merge = [](std::vector<Run> list, int64_t join) {
+    std::sort(list.begin(), list.end());
+    std::vector<Run> merged;
+    for (const Run &r : list) {
+      if (!merged.empty() && merged.back().group == r.group &&
+          r.first <= merged.back().first + merged.back().longWords + join) {
+        Run &m = merged.back();
+        m.longWords = std::max(m.longWords, r.first + r.longWords - m.first);
+        continue;
+      }
+      merged.push_back(r);
+    }
+    return merged;
   };
-  // Input pieces into every L2BM, consecutive L1Bs' pieces that continue
-  // each other in one transfer. A transfer moves whole MV units, so a
-  // short piece's transfer runs into the next slots; one that would write
-  // where a transfer still in flight writes first waits for it, so the
-  // later data always lands last.
-  std::vector<unsigned> tags;
-  struct InFlight {
-    int64_t first, end;
-    unsigned tag;
+  layout.staging = merge(pieces, kMvUnitLongWords);
+  layout.assembly = merge(segments, 0);
+  int64_t next = 0;
+  for (const Run &r : layout.staging) {
+    layout.stagingAt.push_back(next);
+    next += roundUp(r.longWords, kMvUnitLongWords);
+  }
+  if (next > kL2bmLongWords)
+    return false;
+  int64_t block = out.groupLongWords();
+  next = 0;
+  for (const Run &r : layout.assembly) {
+    bool whole = r.longWords % kMvUnitLongWords == 0;
+    // The data of a block ends with its last row; the block's tail up to
+    // whole MV units holds nothing.
+    unsigned g = r.group;
+    int64_t dataEnd = out.rowsInGroup(g) * out.rowLongWords();
+    if (!whole && !(r.first + r.longWords == dataEnd &&
+                    r.first + roundUp(r.longWords, kMvUnitLongWords) <= block))
+      return false;
+    layout.assemblyAt.push_back(next);
+    next += roundUp(r.longWords, kMvUnitLongWords);
+  }
+  // The last l2bm@k step may run one MV unit past the assembly.
+  if (next + kMvUnitLongWords > kL2bmLongWords)
+    return false;
+  auto addressIn = [](const std::vector<Run> &runs,
+                      const std::vector<int64_t> &at, const Run &r) {
+    auto it = std::upper_bound(runs.begin(), runs.end(), r);
+    size_t i = size_t(it - runs.begin()) - 1;
+    return at[i] + (r.first - runs[i].first);
   };
-  for (unsigned g = 0; g < kDramGroups; ++g)
-    for (unsigned l2b = 0; l2b < kL2bsPerGroup; ++l2b) {
-      std::vector<InFlight> inFlight;
-      for (size_t i = 0; i < c.pieceLongWords.size(); ++i) {
-        int64_t length = c.pieceLongWords[i];
-        for (unsigned k = 0; k < kL1bsPerL2b;) {
-          const Chunk *first = chunkAt(g, l2b, k);
-          if (!first) {
-            ++k;
-            continue;
-          }
-          unsigned end = k + 1;
-          while (end < kL1bsPerL2b) {
-            const Chunk *next = chunkAt(g, l2b, end);
-            if (!next || next->pieces[i].first != first->pieces[i].first ||
-                next->pieces[i].second !=
-                    first->pieces[i].second + int64_t(end - k) * length)
-              break;
-            ++end;
-          }
-          int64_t longWords =
-              roundUp(int64_t(end - k) * length, kMvUnitLongWords);
-          int64_t to = region[i] + int64_t(k) * length;
-          for (auto it = inFlight.begin(); it != inFlight.end();) {
-            if (it->first < to + longWords && to < it->end) {
-              out.wait(it->tag);
-              it = inFlight.erase(it);
-            } else {
-              ++it;
+  for (unsigned k = 0; k < kL1bsPerL2b; ++k) {
+    if (box.tiles[k] < 0)
+      continue;
+    const Tile &tile = tiles[size_t(box.tiles[k])];
+    for (const Run &r : tile.pieces)
+      layout.pieceAt[k].push_back(
+          addressIn(layout.staging, layout.stagingAt, r));
+    for (const Run &r : tile.segments)
+      layout.segmentAt[k].push_back(
+          addressIn(layout.assembly, layout.assemblyAt, r));
+  }
+  return true;
+}
+
+/// A plan: the tiles, their classes, the boxes laid out, and the rounds
+/// (up to eight boxes of one layout key, one per L2B).
+struct Plan {
+  std::string planner;
+  std::vector<Tile> tiles;
+  std::vector<TileClass> classes;
+  std::vector<BoxLayout> boxes;
+  std::vector<std::vector<size_t>> rounds;
+  double cycles = 0;
+};
+
+/// Copy operations a class's element copies take once merged (as
+/// recordCopies merges them: runs aligned alike on both sides).
+int64_t copyOperations(const TileClass &cls) {
+  int64_t operations = 0;
+  size_t w = 0;
+  while (w < cls.local.size()) {
+    if (cls.local[w] < 0) {
+      ++w;
+      continue;
+    }
+    size_t end = w + 1;
+    while (end < cls.local.size() && cls.local[end] == cls.local[end - 1] + 1)
+      ++end;
+    while (w < end) {
+      size_t left = end - w, step = 1;
+      if (w % 4 == 0 && cls.local[w] % 4 == 0 && left >= 4)
+        step = 4;
+      else if (w % 2 == 0 && cls.local[w] % 2 == 0 && left >= 2)
+        step = 2;
+      ++operations;
+      w += step;
+    }
+  }
+  return operations;
+}
+
+/// Estimated cycles of a round (R6): the MV issue slots (16 cycles each,
+/// one stream for the board) or the data's time through the DRAMs and
+/// links, whichever is longer, and four cycles a PE step.
+double roundCycles(const Plan &plan, const std::vector<size_t> &round) {
+  double issue = 0, data = 0;
+  for (size_t b : round) {
+    const BoxLayout &layout = plan.boxes[b];
+    issue += 16.0 * double(layout.staging.size() + layout.assembly.size());
+    for (const Run &r : layout.staging)
+      data += double(roundUp(r.longWords, kMvUnitLongWords)) /
+              kMvUnitLongWords * 8 / kDramGroups;
+    for (const Run &r : layout.assembly)
+      data += double(roundUp(r.longWords, kMvUnitLongWords)) /
+              kMvUnitLongWords * 3 / kDramGroups;
+  }
+  const BoxLayout &first = plan.boxes[round[0]];
+  const TileClass &c = plan.classes[size_t(first.cls)];
+  unsigned tiles = unsigned(__builtin_popcount(first.slots));
+  int64_t pieceSteps = 0, segmentSteps = 0;
+  for (int64_t length : c.pieceLongWords)
+    pieceSteps += ceilDiv(length, kL2bmStepLongWords);
+  for (int64_t length : c.segmentLongWords)
+    segmentSteps += ceilDiv(length, kL2bmStepLongWords);
+  int64_t steps = tiles * (pieceSteps + segmentSteps) + c.windowLongWords / 8 +
+                  ceilDiv(copyOperations(c), 4) +
+                  ceilDiv(c.bufferLongWords, 4 * kPesPerL1b) + 24;
+  return std::max(issue, data) + 4.0 * double(steps);
+}
+
+/// Classes the tiles, lays the boxes out and forms the rounds. False when
+/// a box does not lay out.
+bool finishPlan(const DramForm &out, std::vector<Box> planned, Plan &plan) {
+  // A box's L1Bs run one instruction stream: tiles of different classes
+  // go in different boxes, at the same L1B slots.
+  std::vector<Box> boxes;
+  for (const Box &box : planned) {
+    std::map<int, Box> byClass;
+    for (unsigned k = 0; k < kL1bsPerL2b; ++k)
+      if (box.tiles[k] >= 0)
+        byClass[plan.tiles[size_t(box.tiles[k])].cls].tiles[k] = box.tiles[k];
+    for (auto &entry : byClass)
+      boxes.push_back(entry.second);
+  }
+  std::map<decltype(std::declval<BoxLayout>().key()), std::vector<size_t>>
+      byKey;
+  std::vector<decltype(std::declval<BoxLayout>().key())> keyOrder;
+  for (const Box &box : boxes) {
+    BoxLayout layout;
+    if (!layoutBox(box, plan.tiles, out, layout))
+      return false;
+    if (layout.cls < 0)
+      continue;
+    auto key = layout.key();
+    auto &list = byKey[key];
+    if (list.empty())
+      keyOrder.push_back(key);
+    list.push_back(plan.boxes.size());
+    plan.boxes.push_back(std::move(layout));
+  }
+  for (const auto &key : keyOrder) {
+    const std::vector<size_t> &list = byKey[key];
+    for (size_t first = 0; first < list.size(); first += kL2bs)
+      plan.rounds.push_back(std::vector<size_t>(
+          list.begin() + first,
+          list.begin() + std::min(list.size(), first + kL2bs)));
+  }
+  plan.cycles = 0;
+  for (const auto &round : plan.rounds)
+    plan.cycles += roundCycles(plan, round);
+  return true;
+}
+
+/// Adds a tile, giving it the class of an equal one.
+struct TileSet {
+  Plan &plan;
+  std::map<std::tuple<std::vector<int64_t>, std::vector<int64_t>,
+                      std::vector<int32_t>>,
+           int>
+      ids;
+
+  int add(Tile tile, TileClass cls) {
+    auto key =
+        std::make_tuple(cls.pieceLongWords, cls.segmentLongWords, cls.local);
+    auto [it, inserted] = ids.emplace(key, int(plan.classes.size()));
+    if (inserted)
+      plan.classes.push_back(std::move(cls));
+    tile.cls = it->second;
+    plan.tiles.push_back(std::move(tile));
+    return int(plan.tiles.size()) - 1;
+  }
+};
+
+using SourceFn =
+    std::function<std::vector<int64_t>(const std::vector<int64_t> &)>;
+
+/// The output long words where rows' data end, with their padded ends,
+/// for the elements among `indices` that end a row.
+void noteRowEnd(const DramForm &out, const std::vector<int64_t> &index,
+                const Place &to,
+                std::vector<std::pair<Place, int64_t>> &rowEnds) {
+  if (out.shape.empty() || index[out.order.back()] != out.innerExtent() - 1)
+    return;
+  int64_t rowStart = to.longWord / out.rowLongWords() * out.rowLongWords();
+  int64_t padded = rowStart + out.rowLongWords();
+  if (to.longWord + 1 < padded)
+    rowEnds.push_back({{to.group, to.longWord + 1, 0}, padded});
+}
+
+//===----------------------------------------------------------------------===//
+// Chunk planner
+//===----------------------------------------------------------------------===//
+
+/// Tiles of `size` output long words (64-aligned ranges of each group
+/// block, whatever the rows), eight consecutive ones a box.
+bool planChunks(const DramForm &in, const DramForm &out, const SourceFn &source,
+                int64_t size, int64_t gap, Plan &plan) {
+  plan = Plan();
+  plan.planner = "chunks of " + std::to_string(size);
+  int64_t block = out.groupLongWords();
+  int64_t perGroup = ceilDiv(block, size);
+  size_t chunks = size_t(out.groups * perGroup);
+  std::vector<std::vector<Move>> moves(chunks);
+  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
+    Place to = placeOf(out, index);
+    size_t c = size_t(to.group * perGroup + to.longWord / size);
+    moves[c].push_back({to, placeOf(in, source(index))});
+  });
+  TileSet set{plan, {}};
+  std::vector<Box> boxes;
+  unsigned words = elementWords(out.type);
+  for (size_t c = 0; c < chunks; ++c) {
+    unsigned g = unsigned(c / size_t(perGroup));
+    int64_t first = int64_t(c % size_t(perGroup)) * size;
+    int64_t length = std::min(size, block - first);
+    // The whole chunk is a segment (its padding and the block's tail are
+    // zeroed): a range from its first to its last long word.
+    std::vector<std::pair<Place, int64_t>> rowEnds = {
+        {{g, first, 0}, first + length}};
+    Tile tile;
+    TileClass cls;
+    if (!buildTile(moves[c], rowEnds, gap, words, tile, cls))
+      return false;
+    int id = set.add(std::move(tile), std::move(cls));
+    if (c % kL1bsPerL2b == 0)
+      boxes.emplace_back();
+    boxes.back().tiles[c % kL1bsPerL2b] = id;
+  }
+  return finishPlan(out, std::move(boxes), plan);
+}
+
+//===----------------------------------------------------------------------===//
+// Box planner: batched transposes [B][X][Y] -> [B][Y][X]
+//===----------------------------------------------------------------------===//
+
+/// The dimensions of a batched transpose, as the input's logical
+/// dimensions: the batch B leads both DRAM orders, the input's ends with
+/// Y and the output's with X.
+struct Transposition {
+  std::vector<unsigned> batch, x, y;
+};
+
+std::optional<Transposition> asTransposition(const DramForm &in,
+                                             const DramForm &out,
+                                             const std::vector<int64_t> &perm) {
+  std::vector<unsigned> lin = in.order, lout;
+  for (unsigned d : out.order)
+    lout.push_back(unsigned(perm[d]));
+  size_t prefix = 0;
+  while (prefix < lin.size() && lin[prefix] == lout[prefix])
+    ++prefix;
+  size_t rest = lin.size() - prefix;
+  for (size_t split = 1; split < rest; ++split) {
+    // lin = B X Y with |X| = split; lout = B Y X.
+    bool match = true;
+    for (size_t i = 0; i < rest && match; ++i) {
+      size_t j = i < split ? rest - split + i : i - split;
+      match = lin[prefix + i] == lout[prefix + j];
+    }
+    if (!match)
+      continue;
+    Transposition t;
+    t.batch.assign(lin.begin(), lin.begin() + prefix);
+    t.x.assign(lin.begin() + prefix, lin.begin() + prefix + split);
+    t.y.assign(lin.begin() + prefix + split, lin.end());
+    return t;
+  }
+  return std::nullopt;
+}
+
+int64_t extentOf(const DramForm &form, const std::vector<unsigned> &dims) {
+  int64_t n = 1;
+  for (unsigned d : dims)
+    n *= form.shape[d];
+  return n;
+}
+
+/// Writes flat index `value` of `dims` (row-major) into `index`.
+void spread(const DramForm &form, const std::vector<unsigned> &dims,
+            int64_t value, std::vector<int64_t> &index) {
+  for (size_t i = dims.size(); i-- > 0;) {
+    int64_t extent = form.shape[dims[i]];
+    index[dims[i]] = value % extent;
+    value /= extent;
+  }
+}
+
+/// Tiles of bx x by elements of one batch, eight tiles along x (or y) a
+/// box.
+bool planBoxes(const DramForm &in, const DramForm &out,
+               const std::vector<int64_t> &perm, const Transposition &t,
+               int64_t bx, int64_t by, bool alongX, int64_t gap, Plan &plan) {
+  plan = Plan();
+  plan.planner = "boxes of " + std::to_string(bx) + " x " + std::to_string(by) +
+                 (alongX ? " along x" : " along y");
+  int64_t batches = extentOf(in, t.batch), X = extentOf(in, t.x),
+          Y = extentOf(in, t.y);
+  int64_t tilesX = ceilDiv(X, bx), tilesY = ceilDiv(Y, by);
+  TileSet set{plan, {}};
+  std::vector<Box> boxes;
+  unsigned words = elementWords(out.type);
+  std::vector<int64_t> index(in.shape.size()), outIndex(in.shape.size());
+  for (int64_t b = 0; b < batches; ++b) {
+    spread(in, t.batch, b, index);
+    // Boxes: eight tiles along the chosen dimension.
+    int64_t outer = alongX ? tilesY : tilesX, inner = alongX ? tilesX : tilesY;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i0 = 0; i0 < inner; i0 += kL1bsPerL2b) {
+        Box box;
+        for (int64_t i = i0; i < std::min(inner, i0 + int64_t(kL1bsPerL2b));
+             ++i) {
+          int64_t tx = alongX ? i : o, ty = alongX ? o : i;
+          std::vector<Move> moves;
+          std::vector<std::pair<Place, int64_t>> rowEnds;
+          for (int64_t x = tx * bx; x < std::min(X, (tx + 1) * bx); ++x) {
+            spread(in, t.x, x, index);
+            for (int64_t y = ty * by; y < std::min(Y, (ty + 1) * by); ++y) {
+              spread(in, t.y, y, index);
+              for (size_t k = 0; k < perm.size(); ++k)
+                outIndex[k] = index[size_t(perm[k])];
+              Place to = placeOf(out, outIndex);
+              moves.push_back({to, placeOf(in, index)});
+              noteRowEnd(out, outIndex, to, rowEnds);
             }
           }
-          unsigned tag = out.newTag();
-          tags.push_back(tag);
-          inFlight.push_back({to, to + longWords, tag});
-          out.statement(
-              "mvp/n" + std::to_string(longWords) + VsmWriter::tagName(tag) +
-              " $d" + std::to_string(in.base + first->pieces[i].second) + "@" +
-              std::to_string(first->pieces[i].first) + " " + l2bmOperand(to) +
-              "@" + std::to_string(g) + "." + std::to_string(l2b));
-          k = end;
+          Tile tile;
+          TileClass cls;
+          if (!buildTile(moves, rowEnds, gap, words, tile, cls))
+            return false;
+          box.tiles[size_t(i - i0)] = set.add(std::move(tile), std::move(cls));
         }
+        // A shape whose first box does not lay out is dropped before the
+        // rest are built.
+        BoxLayout probe;
+        if (boxes.empty() && !layoutBox(box, plan.tiles, out, probe))
+          return false;
+        boxes.push_back(box);
       }
+  }
+  return finishPlan(out, std::move(boxes), plan);
+}
+
+/// Tile extents worth trying for a dimension of `n`: n itself, its
+/// divisors and multiples of 8 below it, up to `most`.
+std::vector<int64_t> extentsFor(int64_t n, int64_t most) {
+  std::vector<int64_t> result;
+  for (int64_t v = 1; v <= std::min(n, most); ++v)
+    if (v == n || n % v == 0 || v % 8 == 0)
+      result.push_back(v);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
+               const Plan &plan, const std::vector<size_t> &round) {
+  const BoxLayout &first = plan.boxes[round[0]];
+  const TileClass &c = plan.classes[size_t(first.cls)];
+  auto l2bName = [](size_t l2b) {
+    return "@" + std::to_string(l2b / kL2bsPerGroup) + "." +
+           std::to_string(l2b % kL2bsPerGroup);
+  };
+  // Each box's input runs into its L2B's staging. A transfer holds its
+  // DRAM, link and L2BM until it is done and the ports serve in issue
+  // order (docs/target/mncore2.md T4), so the L2Bs take turns, each
+  // starting at another source group: transfers issued together mostly
+  // use different ports.
+  std::vector<unsigned> tags;
+  std::vector<std::pair<size_t, size_t>> issue; // (l2b, run)
+  size_t most = 0;
+  for (size_t b : round)
+    most = std::max(most, plan.boxes[b].staging.size());
+  std::vector<std::vector<size_t>> turns(round.size());
+  for (size_t l2b = 0; l2b < round.size(); ++l2b) {
+    const BoxLayout &layout = plan.boxes[round[l2b]];
+    std::vector<size_t> order(layout.staging.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      auto turn = [&](size_t r) {
+        return (layout.staging[r].group + kDramGroups - l2b % kDramGroups) %
+               kDramGroups;
+      };
+      return turn(a) < turn(b);
+    });
+    turns[l2b] = std::move(order);
+  }
+  for (size_t i = 0; i < most; ++i)
+    for (size_t l2b = 0; l2b < round.size(); ++l2b)
+      if (i < turns[l2b].size())
+        issue.push_back({l2b, turns[l2b][i]});
+  for (const auto &[l2b, r] : issue) {
+    const BoxLayout &layout = plan.boxes[round[l2b]];
+    {
+      const Run &run = layout.staging[r];
+      unsigned tag = out.newTag();
+      tags.push_back(tag);
+      out.statement("mvp/n" +
+                    std::to_string(roundUp(run.longWords, kMvUnitLongWords)) +
+                    VsmWriter::tagName(tag) + " $d" +
+                    std::to_string(in.base + run.first) + "@" +
+                    std::to_string(run.group) + " " +
+                    l2bmOperand(layout.stagingAt[r]) + l2bName(l2b));
     }
+  }
   for (unsigned tag : tags)
     out.wait(tag);
   // Each L1B's window, piece by piece in window order (a step's overrun
-  // past a piece is overwritten by the next).
-  for (unsigned k = 0; k < kL1bsPerL2b; ++k)
+  // past a piece is overwritten by the next). The layouts of the round's
+  // boxes agree, so one instruction serves every L2B.
+  for (unsigned k = 0; k < kL1bsPerL2b; ++k) {
+    if (!(first.slots & (1u << k)))
+      continue;
     for (size_t i = 0; i < c.pieceLongWords.size(); ++i)
       for (int64_t t = 0; t < c.pieceLongWords[i]; t += kL2bmStepLongWords)
-        out.step(
-            {"l2bmb@" + std::to_string(k) + " " +
-             l2bmOperand(region[i] + int64_t(k) * c.pieceLongWords[i] + t) +
-             " " + l1bmOperand(c.windowOffset[i] + t)});
+        out.step({"l2bmb@" + std::to_string(k) + " " +
+                  l2bmOperand(first.pieceAt[k][i] + t) + " " +
+                  l1bmOperand(c.windowOffset[i] + t)});
+  }
   out.nop();
   for (int64_t j = 0; j < c.windowLongWords; j += 8)
     out.step({"l1bmp " + l1bmOperand(j, true) + " " +
               peOperand(PeMemory::LM0, Width::DoubleLong, int32_t(2 * j))});
   out.nop();
-  // The chunk in LM1, word by word from the window in LM0.
+  // The buffer in LM1, word by word from the window in LM0.
   ElemProgram program;
   std::vector<std::pair<Slot, Slot>> copies;
   for (size_t w = 0; w < c.local.size();) {
@@ -298,74 +683,65 @@ void emitRound(
   }
   recordCopies(program, copies);
   program.flush(out);
-  // Gather the chunk of every L1B into its L1BM: PE p reads long words
+  // Gather the buffer of every L1B into its L1BM: PE p reads long words
   // 64 j + p through a base address of 2 $peid (as the general kernel's
-  // store does), then back to the L2BM, chunk k of an L2B at k * size.
+  // store does).
   out.step({"imm i\"1\" " + peOperand(PeMemory::GRF0, Width::Word, 0, 0)});
   out.nop();
   out.step(
       {"ilsl $peid " + peOperand(PeMemory::GRF0, Width::Word, 0, 0) + " $nb"});
   out.nop(2);
-  for (int64_t j = 0; j < c.longWords; j += 4 * kPesPerL1b)
+  for (int64_t j = 0; j < c.bufferLongWords; j += 4 * kPesPerL1b)
     out.step(
         {"l1bmd " +
          peOperand(PeMemory::LM1, Width::Long, int32_t(2 * j), 2 * kPesPerL1b) +
-         " " + l1bmOperand(kL1bmChunk + j)});
+         " " + l1bmOperand(kL1bmBuffer + j)});
   out.step({"zero $nb"});
+  // Segments into the assembly in address order, so that a step's overrun
+  // past a segment lands before the segment that belongs there.
+  std::vector<std::tuple<int64_t, unsigned, size_t>> order;
   for (unsigned k = 0; k < kL1bsPerL2b; ++k)
-    for (int64_t t = 0; t < c.longWords; t += kL2bmStepLongWords)
+    if (first.slots & (1u << k))
+      for (size_t s = 0; s < c.segmentLongWords.size(); ++s)
+        order.push_back({first.segmentAt[k][s], k, s});
+  std::sort(order.begin(), order.end());
+  for (const auto &[at, k, s] : order)
+    for (int64_t t = 0; t < c.segmentLongWords[s]; t += kL2bmStepLongWords)
       out.step({"l2bm@" + std::to_string(k) + " " +
-                l1bmOperand(kL1bmChunk + t) + " " +
-                l2bmOperand(int64_t(k) * plan.chunkLongWords + t)});
+                l1bmOperand(kL1bmBuffer + c.bufferOffset[s] + t) + " " +
+                l2bmOperand(at + t)});
   out.nop(2);
   tags.clear();
-  for (unsigned g = 0; g < kDramGroups; ++g)
-    for (unsigned l2b = 0; l2b < kL2bsPerGroup; ++l2b)
-      for (unsigned k = 0; k < kL1bsPerL2b;) {
-        const Chunk *first = chunkAt(g, l2b, k);
-        if (!first) {
-          ++k;
-          continue;
-        }
-        // Chunk k of an L2B lies at k * size in its L2BM: whole chunks
-        // that follow each other in DRAM go in one transfer.
-        unsigned end = k + 1;
-        int64_t longWords = first->longWords;
-        const Chunk *last = first;
-        while (end < kL1bsPerL2b) {
-          const Chunk *next = chunkAt(g, l2b, end);
-          if (!next || last->longWords != plan.chunkLongWords ||
-              next->first != last->first + last->longWords)
-            break;
-          longWords += next->longWords;
-          last = next;
-          ++end;
-        }
-        unsigned tag = out.newTag();
-        tags.push_back(tag);
-        out.statement("mvp/n" + std::to_string(longWords) +
-                      VsmWriter::tagName(tag) + " " +
-                      l2bmOperand(int64_t(k) * plan.chunkLongWords) + "@" +
-                      std::to_string(g) + "." + std::to_string(l2b) + " $d" +
-                      std::to_string(outForm.base + first->first) + "@" +
-                      std::to_string(g));
-        k = end;
-      }
+  for (size_t l2b = 0; l2b < round.size(); ++l2b) {
+    const BoxLayout &layout = plan.boxes[round[l2b]];
+    for (size_t r = 0; r < layout.assembly.size(); ++r) {
+      const Run &run = layout.assembly[r];
+      unsigned tag = out.newTag();
+      tags.push_back(tag);
+      out.statement(
+          "mvp/n" + std::to_string(roundUp(run.longWords, kMvUnitLongWords)) +
+          VsmWriter::tagName(tag) + " " + l2bmOperand(layout.assemblyAt[r]) +
+          l2bName(l2b) + " $d" + std::to_string(outForm.base + run.first) +
+          "@" + std::to_string(run.group));
+    }
+  }
   for (unsigned tag : tags)
     out.wait(tag);
 }
 
-/// Whether the request is a reorder, and the index map of its elements.
+/// Whether the request is a reorder, and the index map of its elements
+/// (and the perm, for Transposes).
 bool reorderSource(const KernelRequest &request, SourceFn &source,
-                   std::string &whyNot) {
+                   std::vector<int64_t> &perm, std::string &whyNot) {
   const DramForm &in = request.inputs[0].form, &out = request.outputs[0].form;
   if (elementCount(in.shape) != elementCount(out.shape)) {
     whyNot = "the output's element count differs from the input's";
     return false;
   }
+  perm.clear();
   if (request.opType == "Transpose") {
     size_t rank = in.shape.size();
-    std::vector<int64_t> perm = request.getInts("perm");
+    perm = request.getInts("perm");
     if (perm.empty())
       for (size_t d = rank; d-- > 0;)
         perm.push_back(int64_t(d));
@@ -382,10 +758,11 @@ bool reorderSource(const KernelRequest &request, SourceFn &source,
       }
       seen[size_t(perm[k])] = true;
     }
-    source = [perm, rank](const std::vector<int64_t> &index) {
+    std::vector<int64_t> p = perm;
+    source = [p, rank](const std::vector<int64_t> &index) {
       std::vector<int64_t> from(rank);
       for (size_t k = 0; k < rank; ++k)
-        from[size_t(perm[k])] = index[k];
+        from[size_t(p[k])] = index[k];
       return from;
     };
     return true;
@@ -399,6 +776,70 @@ bool reorderSource(const KernelRequest &request, SourceFn &source,
     return unravel(position, inShape);
   };
   return true;
+}
+
+/// The cheapest plan: chunk plans of each size and gap, and for a batched
+/// transpose box plans of the shapes an estimate of their runs ranks
+/// first. A 64-long-word chunk plan always exists (windows of at most 128
+/// elements).
+Plan makePlan(const DramForm &in, const DramForm &out, const SourceFn &source,
+              const std::vector<int64_t> &perm) {
+  Plan best;
+  bool found = false;
+  auto consider = [&](Plan &candidate) {
+    if (!found || candidate.cycles < best.cycles) {
+      best = std::move(candidate);
+      found = true;
+    }
+  };
+  for (int64_t size : {1024, 256, 64})
+    for (int64_t gap : {4, 64}) {
+      Plan candidate;
+      if (planChunks(in, out, source, size, gap, candidate))
+        consider(candidate);
+    }
+  if (!found) {
+    Plan candidate;
+    if (planChunks(in, out, source, 64, 4, candidate))
+      consider(candidate);
+  }
+  std::optional<Transposition> t;
+  if (!perm.empty())
+    t = asTransposition(in, out, perm);
+  if (t) {
+    int64_t X = extentOf(in, t->x), Y = extentOf(in, t->y);
+    // Rank the shapes by an estimate: elements per tile near the window,
+    // few runs per box (boxes of full y read one run, of full x write one).
+    struct Shape {
+      double score;
+      int64_t bx, by;
+      bool alongX;
+    };
+    std::vector<Shape> shapes;
+    int64_t most = 2 * kWindowLimit; // elements a window of singles holds
+    for (int64_t bx : extentsFor(X, most))
+      for (int64_t by : extentsFor(Y, most)) {
+        if (bx * by > most || bx * by * 4 < most)
+          continue;
+        for (bool alongX : {false, true}) {
+          double inRuns = by == Y ? 1 : double(alongX ? 8 * bx : bx);
+          double outRuns = bx == X ? 1 : double(alongX ? by : 8 * by);
+          double boxes = double(ceilDiv(X, bx) * ceilDiv(Y, by)) / 8;
+          shapes.push_back({boxes * (inRuns + outRuns), bx, by, alongX});
+        }
+      }
+    std::sort(shapes.begin(), shapes.end(), [](const Shape &a, const Shape &b) {
+      return std::tie(a.score, a.bx, a.by, a.alongX) <
+             std::tie(b.score, b.bx, b.by, b.alongX);
+    });
+    for (size_t i = 0; i < std::min<size_t>(shapes.size(), 8); ++i) {
+      Plan candidate;
+      if (planBoxes(in, out, perm, *t, shapes[i].bx, shapes[i].by,
+                    shapes[i].alongX, 4, candidate))
+        consider(candidate);
+    }
+  }
+  return best;
 }
 
 class ReorderGenerator : public KernelGenerator {
@@ -427,68 +868,37 @@ public:
       return false;
     }
     SourceFn source;
-    if (!reorderSource(request, source, whyNot))
-      return false;
-    Plan plan;
-    if (!makePlan(in, out, source, plan)) {
-      whyNot = "no chunk size gives windows of at most " +
-               std::to_string(kWindowLimit) + " long words";
-      return false;
-    }
-    return true;
+    std::vector<int64_t> perm;
+    // Any reorder has a plan (makePlan).
+    return reorderSource(request, source, perm, whyNot);
   }
 
   bool emit(const KernelRequest &request, VsmWriter &out,
             KernelDescription &description, std::string &error) const override {
     SourceFn source;
-    if (!reorderSource(request, source, error))
+    std::vector<int64_t> perm;
+    if (!reorderSource(request, source, perm, error))
       return false;
     const DramForm &in = request.inputs[0].form,
                    &outForm = request.outputs[0].form;
-    Plan plan;
-    if (!makePlan(in, outForm, source, plan)) {
-      error = "no chunk size gives windows that fit";
+    Plan plan = makePlan(in, outForm, source, perm);
+    if (plan.rounds.empty() && elementCount(outForm.shape) != 0) {
+      error = "no reorder plan";
       return false;
     }
     out.comment("reorder: " + request.opType + " " + request.nodeName + ", " +
-                in.str() + " -> " + outForm.str());
-    // Rounds: class by class, up to 16 chunks of each group at a time.
-    size_t rounds = 0;
-    for (size_t cls = 0; cls < plan.classes.size(); ++cls) {
-      std::array<std::vector<const Chunk *>, kDramGroups> perGroup;
-      for (const Chunk &chunk : plan.chunks)
-        if (chunk.cls == int(cls))
-          perGroup[chunk.group].push_back(&chunk);
-      size_t most = 0;
-      for (const auto &list : perGroup)
-        most = std::max(most, list.size());
-      for (size_t first = 0; first < most; first += kL1bsPerGroup) {
-        std::array<std::vector<const Chunk *>, kDramGroups> slots;
-        for (unsigned g = 0; g < kDramGroups; ++g)
-          for (size_t i = first;
-               i < std::min(perGroup[g].size(), first + kL1bsPerGroup); ++i)
-            slots[g].push_back(perGroup[g][i]);
-        emitRound(out, in, outForm, plan, int(cls), slots);
-        ++rounds;
-      }
-    }
+                in.str() + " -> " + outForm.str() + ", " + plan.planner);
+    for (const auto &round : plan.rounds)
+      emitRound(out, in, outForm, plan, round);
     description.generator = name();
-    description.variant =
-        request.opType + ", " + std::to_string(plan.chunks.size()) +
-        " chunks of " + std::to_string(plan.chunkLongWords) +
-        " long words in " + std::to_string(rounds) + " rounds";
+    description.variant = request.opType + ", " + plan.planner + ": " +
+                          std::to_string(plan.tiles.size()) + " tiles in " +
+                          std::to_string(plan.rounds.size()) + " rounds";
     description.parameters.push_back(
         {"classes", std::to_string(plan.classes.size())});
+    description.parameters.push_back(
+        {"estimated cycles", std::to_string(int64_t(plan.cycles))});
     return true;
-  }
-
-private:
-  static bool makePlan(const DramForm &in, const DramForm &out,
-                       const SourceFn &source, Plan &plan) {
-    for (int64_t size : kChunkSizes)
-      if (planChunks(in, out, source, size, plan))
-        return true;
-    return false;
   }
 };
 

@@ -14,6 +14,9 @@
 
 #include "gtest/gtest.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 using namespace mncc;
 using namespace mncc::codegen;
 using namespace mncc::codegen::testing;
@@ -179,6 +182,65 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ReorderKernel, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<ReorderCase> &info) {
                            return info.param.name;
                          });
+
+/// ResNet's largest activation both ways: seconds on the emulator, so run
+/// by hand (--gtest_also_run_disabled_tests); docs/codegen.md R6 quotes
+/// the cycles.
+class ReorderKernelLarge : public ::testing::TestWithParam<ReorderCase> {};
+
+TEST_P(ReorderKernelLarge, DISABLED_MovesEveryElementOnRandomMemory) {
+  const ReorderCase &c = GetParam();
+  std::vector<Tensor> inputs = {randomTensor(c.inShape, 9, -100, 100)};
+  KernelRequest request = makeRequest(c.opType, inputs, {c.outShape}, c.type);
+  request.inputs[0].form = DramForm::canonical(c.type, c.inShape, c.inOrder);
+  request.outputs[0].form = DramForm::canonical(c.type, c.outShape, c.outOrder);
+  reference::Attribute perm;
+  perm.kind = reference::Attribute::Kind::Ints;
+  perm.ints = c.perm;
+  request.attributes["perm"] = perm;
+  HarnessOptions options;
+  options.generator = "reorder";
+  options.keepProgram = std::getenv("MNCC_REORDER_TEST_DUMP") != nullptr;
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, inputs, DType::Float32, run, error, options))
+      << error;
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  Comparison comparison =
+      compareTensors(run.outputs[0], expectedOutput(c, inputs[0]), 0, 0);
+  EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+  if (const char *dump = std::getenv("MNCC_REORDER_TEST_DUMP"))
+    if (FILE *file = std::fopen(
+            (std::string(dump) + "/" + c.name + ".vsm").c_str(), "w")) {
+      std::fputs(run.program.c_str(), file);
+      std::fclose(file);
+    }
+  std::printf("%s: %llu cycles (%llu steps, %llu stalled), %s\n",
+              c.name.c_str(), (unsigned long long)run.stats.Cycles,
+              (unsigned long long)run.stats.Steps,
+              (unsigned long long)run.stats.StallCycles,
+              run.description.variant.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ResNet, ReorderKernelLarge,
+    ::testing::Values(ReorderCase{"nchw_to_nhwc_64x112x112",
+                                  "Transpose",
+                                  {1, 64, 112, 112},
+                                  {0, 1, 2, 3},
+                                  {1, 64, 112, 112},
+                                  {0, 2, 3, 1},
+                                  {0, 1, 2, 3}},
+                      ReorderCase{"nhwc_to_nchw_64x112x112",
+                                  "Transpose",
+                                  {1, 64, 112, 112},
+                                  {0, 2, 3, 1},
+                                  {1, 64, 112, 112},
+                                  {0, 1, 2, 3},
+                                  {0, 1, 2, 3}}),
+    [](const ::testing::TestParamInfo<ReorderCase> &info) {
+      return info.param.name;
+    });
 
 TEST(ReorderKernel, LeavesSmallTensorsToTheGeneralKernel) {
   std::vector<Tensor> inputs = {randomTensor({2, 3, 4}, 1)};
