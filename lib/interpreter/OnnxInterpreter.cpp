@@ -110,20 +110,29 @@ public:
     if (wantsOutput(index))
       slots[step.outputSlots[index]] = std::move(value);
   }
-  reference::Tensor allocateOutput(size_t index, reference::DType dtype,
-                                   std::vector<int64_t> shape) override {
+  std::optional<reference::Tensor>
+  placeOutput(size_t index, reference::DType dtype,
+              const std::vector<int64_t> &shape) override {
     if (index < step.placements.size() && step.placements[index]) {
       const Placement &place = *step.placements[index];
       if (dtype == place.dtype && shape == place.shape) {
-        // The first producer to run creates the Concat's output.
+        // The first producer to run creates the Concat's output. Nothing
+        // here may throw (KernelContext::placeOutput): a Concat output
+        // too large is left to the producer's own allocation to report.
         reference::Value &whole = slots[place.concatSlot];
         if (!whole.isTensor() || whole.tensor.dtype() != dtype ||
-            whole.tensor.shape() != place.concatShape)
-          whole = reference::Value(
-              reference::Tensor::uninitialized(dtype, place.concatShape));
+            whole.tensor.shape() != place.concatShape) {
+          std::string error;
+          std::optional<reference::Tensor> made =
+              reference::Tensor::tryAllocate(dtype, place.concatShape, error,
+                                             /*zero=*/false);
+          if (!made)
+            return std::nullopt;
+          whole = reference::Value(std::move(*made));
+        }
         if (std::optional<reference::Tensor> part = reference::Tensor::view(
                 whole.tensor, place.byteOffset, dtype, shape))
-          return *part;
+          return part;
       }
     }
     if (step.concatInPlace && index == 0) {
@@ -132,7 +141,7 @@ public:
           whole.tensor.shape() == shape)
         return whole.tensor;
     }
-    return reference::Tensor::uninitialized(dtype, std::move(shape));
+    return std::nullopt;
   }
   const KernelAttribute *attribute(std::string_view name) const override {
     auto found = step.attributes.find(name);
@@ -210,12 +219,17 @@ private:
   bool anyFailure = false;
 };
 
+/// "node 'conv1' (Conv)", or for a node without a name what the importer
+/// kept of it, "node (index 3, Conv)" (lib/onnx/Import.cpp).
 std::string describe(Operation *op, StringRef opType) {
-  std::string text = "node ";
   Location loc = op->getLoc();
   if (auto named = llvm::dyn_cast<NameLoc>(loc))
-    text += "'" + named.getName().str() + "' ";
-  return text + "(" + opType.str() + ")";
+    return "node '" + named.getName().str() + "' (" + opType.str() + ")";
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
+    if (auto text = llvm::dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      if (text.getValue().starts_with("node ("))
+        return text.str();
+  return "node (" + opType.str() + ")";
 }
 
 
@@ -632,7 +646,12 @@ Status gradientKernel(KernelContext &context) {
   }
   for (size_t i = 0; i < context.numOutputs(); ++i) {
     const reference::Tensor *x = context.inputTensor(i);
-    reference::Tensor result(x->dtype(), x->shape());
+    std::string error;
+    std::optional<reference::Tensor> made =
+        reference::Tensor::tryAllocate(x->dtype(), x->shape(), error);
+    if (!made)
+      return Status::error(error);
+    reference::Tensor &result = *made;
     bool ok = reference::dispatchNumeric(x->dtype(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_floating_point_v<T>)
@@ -806,7 +825,7 @@ OnnxProgram::Impl::runGraph(const Graph &graph,
     StepContext context(*this, step, slots);
     auto start = profile ? std::chrono::steady_clock::now()
                          : std::chrono::steady_clock::time_point();
-    Status status = step.kernel(context);
+    Status status = reference::runKernel(step.kernel, context);
     if (profile) {
       RunProfile::Entry &entry = profile->perOperator[step.profileName];
       entry.milliseconds += std::chrono::duration<double, std::milli>(

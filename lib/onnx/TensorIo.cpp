@@ -35,7 +35,11 @@ static llvm::Expected<Tensor> tensorFromProto(const ::onnx::TensorProto &proto,
   for (int64_t dim : shape)
     if (dim < 0)
       return ioError(path + ": negative dimension");
-  Tensor tensor(dtype, shape);
+  std::string sizeError;
+  std::optional<Tensor> allocated = Tensor::tryAllocate(dtype, shape, sizeError);
+  if (!allocated)
+    return ioError(path + ": " + sizeError);
+  Tensor &tensor = *allocated;
   if (dtype == DType::String) {
     if (proto.string_data_size() != tensor.numElements())
       return ioError(path + ": string count does not match the shape");
@@ -186,7 +190,11 @@ llvm::Expected<Tensor> mncc::tensorFromAttribute(ElementsAttr value) {
   if (dtype == DType::Undefined)
     return ioError("unsupported element type");
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-  Tensor tensor(dtype, shape);
+  std::string sizeError;
+  std::optional<Tensor> allocated = Tensor::tryAllocate(dtype, shape, sizeError);
+  if (!allocated)
+    return ioError(sizeError);
+  Tensor &tensor = *allocated;
   if (dtype == DType::String) {
     auto dense = llvm::dyn_cast<DenseElementsAttr>(value);
     if (!dense)
@@ -207,8 +215,11 @@ llvm::Expected<Tensor> mncc::tensorFromAttribute(ElementsAttr value) {
     auto indexIt = indices.begin();
     for (int64_t n = 0; n < dense.getNumElements(); ++n) {
       int64_t flat = 0;
-      for (int64_t d = 0; d < rank; ++d, ++indexIt)
+      for (int64_t d = 0; d < rank; ++d, ++indexIt) {
+        if (*indexIt < 0 || *indexIt >= shape[d])
+          return ioError("a sparse index is outside the shape");
         flat = flat * shape[d] + *indexIt;
+      }
       std::memcpy(static_cast<char *>(tensor.raw()) + flat * size,
                   rawValues->data() + n * size, size);
     }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 
 using namespace mncc::reference;
 
@@ -48,6 +50,27 @@ mncc::reference::registeredKernels() {
   for (const auto &entry : registry())
     names.push_back(entry.first);
   return names;
+}
+
+Status mncc::reference::runKernel(KernelFn kernel, KernelContext &context) {
+  detail::KernelScope scope;
+  // LLVM's tools install a new-handler that ends the process ("LLVM ERROR:
+  // out of memory"); inside a kernel a failed std::vector growth is the
+  // node's error, as a tensor's is. Nested kernels (a Loop's body) restore
+  // what they found.
+  std::new_handler previous = std::set_new_handler(nullptr);
+  Status status;
+  try {
+    status = kernel(context);
+  } catch (const AllocationError &error) {
+    status = Status::error(error.message);
+  } catch (const std::bad_alloc &) {
+    status = Status::error("out of memory");
+  } catch (const std::length_error &) {
+    status = Status::error("a buffer larger than memory can hold");
+  }
+  std::set_new_handler(previous);
+  return status;
 }
 
 int64_t KernelContext::getInt(std::string_view name, int64_t fallback) const {

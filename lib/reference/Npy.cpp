@@ -8,6 +8,8 @@
 
 #include "mncc/reference/Npy.h"
 
+#include <cerrno>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -109,12 +111,33 @@ Status mncc::reference::readNpy(const std::string &path, Tensor &tensor) {
     if (first == std::string::npos)
       continue;
     char *end = nullptr;
+    errno = 0;
     long long value = std::strtoll(dim.c_str() + first, &end, 10);
     if (value < 0 || end == dim.c_str() + first)
       return Status::error(path + ": malformed shape '" + shapeText + "'");
+    if (errno == ERANGE)
+      return Status::error(path + ": dimension '" + dim.substr(first) +
+                           "' of shape " + shapeText + " is too large");
     shape.push_back(value);
   }
-  tensor = Tensor(dtype, shape);
+  // The header's shape is data: check its size, and that the file holds
+  // that many bytes, before allocating anything.
+  TensorSize size = checkTensorSize(dtype, shape);
+  std::streampos start = file.tellg();
+  file.seekg(0, std::ios::end);
+  std::streampos end = file.tellg();
+  file.seekg(start);
+  if (!size.ok() && !size.bytes) // an overflow: the byte count is unknown
+    return Status::error(path + ": shape " + shapeText + ": " + size.error);
+  if (start < 0 || end < start || uint64_t(end - start) < size.bytes)
+    return Status::error(path + ": the data is shorter than shape " +
+                         shapeText + " needs");
+  std::string error;
+  std::optional<Tensor> allocated =
+      Tensor::tryAllocate(dtype, shape, error, /*zero=*/false);
+  if (!allocated)
+    return Status::error(path + ": " + error);
+  tensor = std::move(*allocated);
   if (!file.read(static_cast<char *>(tensor.raw()), tensor.byteSize()))
     return Status::error(path + ": the data is shorter than shape " +
                          shapeText + " needs");

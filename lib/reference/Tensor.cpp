@@ -2,8 +2,12 @@
 
 #include "mncc/reference/Tensor.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 
 using namespace mncc::reference;
 
@@ -153,6 +157,153 @@ BFloat16::operator float() const {
   return value;
 }
 
+//===----------------------------------------------------------------------===//
+// The size check and the memory limit
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::atomic<uint64_t> liveBytes{0};
+std::atomic<uint64_t> limitBytes{0}; // 0: the default
+thread_local int kernelScopeDepth = 0;
+
+std::string describeTensor(DType dtype, const std::vector<int64_t> &shape) {
+  std::string text = dtypeName(dtype);
+  text += shape.empty() ? " scalar" : " ";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text;
+}
+
+/// Bytes an element takes in memory: a String element is a std::string.
+uint64_t storedElementSize(DType dtype) {
+  return dtype == DType::String ? sizeof(std::string) : dtypeSize(dtype);
+}
+
+} // namespace
+
+detail::KernelScope::KernelScope() { ++kernelScopeDepth; }
+detail::KernelScope::~KernelScope() { --kernelScopeDepth; }
+bool detail::KernelScope::active() { return kernelScopeDepth > 0; }
+
+uint64_t mncc::reference::defaultMemoryLimit() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return uint64_t(16) << 30; // unknown: assume a 16 GiB machine
+  return uint64_t(pages) / 4 * 3 * uint64_t(pageSize);
+}
+
+uint64_t mncc::reference::memoryLimit() {
+  uint64_t limit = limitBytes.load(std::memory_order_relaxed);
+  return limit ? limit : defaultMemoryLimit();
+}
+
+void mncc::reference::setMemoryLimit(uint64_t bytes) {
+  limitBytes.store(bytes, std::memory_order_relaxed);
+}
+
+uint64_t mncc::reference::liveTensorBytes() {
+  return liveBytes.load(std::memory_order_relaxed);
+}
+
+std::string mncc::reference::formatBytes(uint64_t bytes) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB",
+                                      "EiB"};
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  double value = double(bytes);
+  int unit = -1;
+  while (value >= 1024 && unit < 5) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f %s", value, units[unit]);
+  return text;
+}
+
+bool mncc::reference::parseMemorySize(std::string_view text, uint64_t &bytes) {
+  if (text.empty())
+    return false;
+  unsigned shift = 0;
+  switch (text.back()) {
+  case 'K': case 'k': shift = 10; break;
+  case 'M': case 'm': shift = 20; break;
+  case 'G': case 'g': shift = 30; break;
+  case 'T': case 't': shift = 40; break;
+  default: break;
+  }
+  if (shift)
+    text.remove_suffix(1);
+  if (text.empty() || text.size() > 19)
+    return false;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + uint64_t(c - '0');
+  }
+  if (value == 0 || (shift && value > (UINT64_MAX >> shift)))
+    return false;
+  bytes = value << shift;
+  return true;
+}
+
+namespace {
+
+/// The element count and bytes, checked for negative dimensions and
+/// overflow but not against the limit.
+TensorSize countTensor(DType dtype, const std::vector<int64_t> &shape) {
+  TensorSize size;
+  for (int64_t dim : shape)
+    if (dim < 0) {
+      size.error = describeTensor(dtype, shape) + ": negative dimension";
+      return size;
+    }
+  int64_t count = 1;
+  bool overflow = false;
+  for (int64_t dim : shape)
+    overflow |= __builtin_mul_overflow(count, dim, &count);
+  // A zero anywhere makes the tensor empty, whatever the other dimensions.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())
+    return TensorSize{0, 0, ""};
+  uint64_t bytes = 0;
+  if (overflow || __builtin_mul_overflow(uint64_t(count),
+                                         storedElementSize(dtype), &bytes) ||
+      bytes > uint64_t(INT64_MAX)) {
+    size.error = describeTensor(dtype, shape) +
+                 (overflow ? " has more than 2^63 elements"
+                           : " needs more than 2^63 bytes");
+    return size;
+  }
+  size.elements = count;
+  size.bytes = bytes;
+  return size;
+}
+
+} // namespace
+
+TensorSize mncc::reference::checkTensorSize(DType dtype,
+                                            const std::vector<int64_t> &shape) {
+  TensorSize size = countTensor(dtype, shape);
+  if (!size.ok())
+    return size;
+  uint64_t limit = memoryLimit(), live = liveTensorBytes();
+  if (size.bytes > limit || live > limit - size.bytes)
+    size.error = describeTensor(dtype, shape) + " needs " +
+                 formatBytes(size.bytes) +
+                 (size.bytes <= limit ? ", with " + formatBytes(live) +
+                                            " of tensors live"
+                                      : std::string()) +
+                 ", over the memory limit of " + formatBytes(limit) +
+                 " (--max-memory)";
+  return size;
+}
+
+Tensor::Storage::~Storage() {
+  liveBytes.fetch_sub(counted, std::memory_order_relaxed);
+}
+
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
     : Tensor(dtype, std::move(shape), true) {}
 
@@ -160,23 +311,62 @@ Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
   return Tensor(dtype, std::move(shape), false);
 }
 
-Tensor::Tensor(DType dtype, std::vector<int64_t> shape, bool zero)
-    : dtype_(dtype), shape_(std::move(shape)),
-      storage_(std::make_shared<Storage>()) {
-  int64_t count = numElements();
-  if (dtype == DType::String) {
-    storage_->strings.resize(count);
-    return;
+std::optional<Tensor> Tensor::tryAllocate(DType dtype,
+                                          std::vector<int64_t> shape,
+                                          std::string &error, bool zero) {
+  TensorSize size = checkTensorSize(dtype, shape);
+  Tensor tensor;
+  tensor.dtype_ = dtype;
+  tensor.shape_ = std::move(shape);
+  if (size.ok() && !tensor.allocate(size, zero))
+    size.error = describeTensor(dtype, tensor.shape_) + " needs " +
+                 formatBytes(size.bytes) + ": out of memory";
+  if (!size.ok()) {
+    error = size.error;
+    return std::nullopt;
   }
-  size_t bytes = count * dtypeSize(dtype);
-  // 64-byte aligned, and never a null pointer, even for empty tensors.
-  size_t rounded = ((bytes + 63) / 64) * 64;
-  void *memory = std::aligned_alloc(64, rounded ? rounded : 64);
-  if (memory && zero)
-    std::memset(memory, 0, rounded ? rounded : 64);
-  storage_->bytes = {static_cast<unsigned char *>(memory),
-                     [](unsigned char *p) { std::free(p); }};
-  storage_->size = bytes;
+  return tensor;
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape, bool zero)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  TensorSize size = checkTensorSize(dtype, shape_);
+  if (size.ok() && !allocate(size, zero))
+    size.error = describeTensor(dtype, shape_) + " needs " +
+                 formatBytes(size.bytes) + ": out of memory";
+  if (size.ok())
+    return;
+  if (detail::KernelScope::active())
+    throw AllocationError{size.error};
+  // An allocation outside a kernel that nobody checked: end cleanly rather
+  // than hand out a tensor without storage.
+  std::fprintf(stderr, "error: %s\n", size.error.c_str());
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+bool Tensor::allocate(const TensorSize &size, bool zero) {
+  auto storage = std::make_shared<Storage>();
+  if (dtype_ == DType::String) {
+    storage->strings.resize(size.elements);
+  } else {
+    // 64-byte aligned, and never a null pointer, even for empty tensors.
+    size_t rounded = ((size.bytes + 63) / 64) * 64;
+    if (!rounded)
+      rounded = 64;
+    void *memory = std::aligned_alloc(64, rounded);
+    if (!memory)
+      return false;
+    if (zero)
+      std::memset(memory, 0, rounded);
+    storage->bytes = {static_cast<unsigned char *>(memory),
+                      [](unsigned char *p) { std::free(p); }};
+    storage->size = size.bytes;
+  }
+  storage->counted = size.bytes;
+  liveBytes.fetch_add(size.bytes, std::memory_order_relaxed);
+  storage_ = std::move(storage);
+  return true;
 }
 
 int64_t Tensor::numElements() const {
@@ -203,6 +393,10 @@ std::optional<Tensor> Tensor::view(const Tensor &whole, size_t byteOffset,
                                    DType dtype, std::vector<int64_t> shape) {
   if (!whole.storage_ || whole.dtype_ == DType::String ||
       dtype == DType::String)
+    return std::nullopt;
+  TensorSize size = countTensor(dtype, shape);
+  if (!size.ok() || byteOffset > whole.byteSize() ||
+      size.bytes > whole.byteSize() - byteOffset)
     return std::nullopt;
   Tensor part;
   part.dtype_ = dtype;

@@ -132,10 +132,20 @@ public:
   /// A numeric tensor for output `index`, its elements unset: the kernel
   /// must write them all. The interpreter may hand out the output's part
   /// of a later Concat's output, which the Concat then need not copy.
-  virtual Tensor allocateOutput(size_t index, DType dtype,
-                                std::vector<int64_t> shape) {
-    (void)index;
+  /// Not virtual: the allocation, which may throw AllocationError, happens
+  /// here in the kernel's code, never in the context's.
+  Tensor allocateOutput(size_t index, DType dtype, std::vector<int64_t> shape) {
+    if (std::optional<Tensor> placed = placeOutput(index, dtype, shape))
+      return std::move(*placed);
     return Tensor::uninitialized(dtype, std::move(shape));
+  }
+  /// Where output `index` goes when the context has a place for it (a
+  /// part of a tensor it holds); std::nullopt to allocate it. Must not
+  /// throw: allocate with Tensor::tryAllocate.
+  virtual std::optional<Tensor> placeOutput(size_t index, DType dtype,
+                                            const std::vector<int64_t> &shape) {
+    (void)index, (void)dtype, (void)shape;
+    return std::nullopt;
   }
 
   virtual const Attribute *attribute(std::string_view name) const = 0;
@@ -178,6 +188,13 @@ public:
 };
 
 using KernelFn = Status (*)(KernelContext &context);
+
+/// Runs `kernel` on `context`. Every call of a kernel goes through here: an
+/// allocation that fails checkTensorSize (or the system's allocator) while
+/// the kernel runs becomes its error Status, so a shape computed from data
+/// is an error, never a crash. The kernels build with exceptions for this
+/// alone; none leaves this function.
+Status runKernel(KernelFn kernel, KernelContext &context);
 
 /// Registers a kernel for an operator of `domain` ("" is ai.onnx).
 /// Registering the same operator twice keeps the first.

@@ -73,7 +73,7 @@ public:
     KernelFn kernel = lookupKernel("", opType_);
     if (!kernel)
       return Status::error("no kernel for " + opType_);
-    return kernel(*this);
+    return runKernel(kernel, *this);
   }
 
   std::vector<Value> &outputs() { return outputs_; }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mncc::reference {
@@ -48,6 +49,74 @@ const char *dtypeName(DType dtype);
 bool isFloatingPoint(DType dtype); // float16, bfloat16, float, double
 bool isSignedInteger(DType dtype);
 bool isUnsignedInteger(DType dtype);
+
+//===----------------------------------------------------------------------===//
+// The size check of every allocation whose size comes from data
+//===----------------------------------------------------------------------===//
+//
+// A shape computed at run time (ConstantOfShape, Range, Expand, Tile, a
+// broadcast of two small tensors), a .npy header or an initializer's dims
+// can ask for any number of elements. Every tensor allocation goes through
+// checkTensorSize: an element count or byte size that does not fit in 63
+// bits, or tensor data beyond the memory limit, is an error that names the
+// type and shape, never a wrapped-around count, a crash or an abort.
+//
+// The limit counts the bytes of every live tensor of the process (views
+// share their storage and count once): a model whose tensors together do
+// not fit fails as cleanly as one huge tensor. Its default is three
+// quarters of the machine's physical memory, leaving room for the rest of
+// the process; the tools set it with --max-memory.
+
+/// Elements and bytes of a tensor, or why it cannot be allocated.
+struct TensorSize {
+  int64_t elements = 0;
+  uint64_t bytes = 0;
+  /// Empty when the tensor can be allocated now.
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+/// The element count and byte size of a `dtype` tensor of `shape`, checked:
+/// a negative dimension, an overflow of the count or the bytes, or more
+/// bytes than the memory limit leaves free make `error` say so.
+TensorSize checkTensorSize(DType dtype, const std::vector<int64_t> &shape);
+
+/// The most bytes of tensor data that may be live at once.
+uint64_t memoryLimit();
+/// Sets it; 0 restores the default.
+void setMemoryLimit(uint64_t bytes);
+/// Three quarters of the machine's physical memory.
+uint64_t defaultMemoryLimit();
+/// Bytes of tensor data live now.
+uint64_t liveTensorBytes();
+/// Parses a --max-memory value: bytes, or a number with K, M, G or T
+/// (powers of 1024), e.g. "512M", "16G". False when malformed or 0.
+bool parseMemorySize(std::string_view text, uint64_t &bytes);
+/// "12.5 GiB", "300 MiB", "512 bytes".
+std::string formatBytes(uint64_t bytes);
+
+/// What a tensor allocation throws when checkTensorSize fails while a
+/// kernel runs (runKernel in Kernel.h catches it and returns the message
+/// as the node's error). Outside a kernel nothing is thrown: callers check
+/// first (the .npy and .pb readers, the initializers), and an unchecked
+/// allocation that fails ends the process with the message and exit
+/// status 1 rather than crash. Exceptions never leave the reference
+/// library, which alone is built with them.
+struct AllocationError {
+  std::string message;
+};
+
+namespace detail {
+/// While one is alive on a thread, a failed allocation on that thread
+/// throws AllocationError (runKernel makes one around each kernel).
+struct KernelScope {
+  KernelScope();
+  ~KernelScope();
+  KernelScope(const KernelScope &) = delete;
+  /// Whether the calling thread is inside one.
+  static bool active();
+};
+} // namespace detail
 
 /// IEEE half and bfloat16, stored as their bits; arithmetic goes through
 /// float (ONNX's reference does the same).
@@ -92,8 +161,16 @@ template <> struct CppTypeOf<DType::String> { using type = std::string; };
 class Tensor {
 public:
   Tensor() = default;
-  /// Zero-filled (empty strings for String).
+  /// Zero-filled (empty strings for String). The size is checked
+  /// (checkTensorSize; see AllocationError for what a failure does).
   Tensor(DType dtype, std::vector<int64_t> shape);
+  /// Like the constructor, but a size that fails the check gives
+  /// std::nullopt and the message in `error`, anywhere: for code outside
+  /// the kernels whose shapes come from data.
+  static std::optional<Tensor> tryAllocate(DType dtype,
+                                           std::vector<int64_t> shape,
+                                           std::string &error,
+                                           bool zero = true);
   /// Like the constructor but leaves numeric elements unset, for kernels
   /// that write every element anyway: zero-filling large activations costs
   /// a pass over memory per operator.
@@ -102,6 +179,7 @@ public:
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  /// Checked when the tensor was made, so it cannot overflow.
   int64_t numElements() const;
   size_t byteSize() const { return numElements() * dtypeSize(dtype_); }
   bool defined() const { return dtype_ != DType::Undefined; }
@@ -151,11 +229,19 @@ public:
 
 private:
   Tensor(DType dtype, std::vector<int64_t> shape, bool zero);
+  /// Allocates the storage of a size that passed the check (counted in
+  /// liveTensorBytes); false when the system has no memory for it.
+  bool allocate(const TensorSize &size, bool zero);
   struct Storage {
     std::unique_ptr<unsigned char[], void (*)(unsigned char *)> bytes{
         nullptr, [](unsigned char *) {}};
     size_t size = 0;
+    /// The bytes liveTensorBytes counts for this storage.
+    uint64_t counted = 0;
     std::vector<std::string> strings;
+    Storage() = default;
+    Storage(const Storage &) = delete;
+    ~Storage();
   };
   DType dtype_ = DType::Undefined;
   std::vector<int64_t> shape_;

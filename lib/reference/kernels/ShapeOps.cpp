@@ -395,8 +395,16 @@ Status tileKernel(KernelContext &context) {
   for (int64_t d = 0; d < data->rank(); ++d) {
     if (repeats[d] < 0)
       return opError(context, "negative repeat");
+    if (__builtin_mul_overflow(data->shape()[d], repeats[d], &shape[d]))
+      return opError(context, "the output shape overflows 64 bits");
+  }
+  // The offset tables below are as long as the output's dimensions: check
+  // the output's size before building them.
+  if (TensorSize size = checkTensorSize(data->dtype(), shape); !size.ok())
+    return Status::error(size.error);
+  for (int64_t d = 0; d < data->rank(); ++d) {
     int64_t dim = data->shape()[d];
-    shape[d] = dim * repeats[d];
+    offsets[d].reserve(shape[d]);
     for (int64_t o = 0; o < shape[d]; ++o)
       offsets[d].push_back((o % dim) * strides[d]);
   }
@@ -531,17 +539,37 @@ Status rangeKernel(KernelContext &context) {
       }
       int64_t count;
       if constexpr (std::is_integral_v<T>) {
-        // Exact ceiling division: doubles would round large int64 ranges.
-        int64_t span = static_cast<int64_t>(limit) - start, step = delta;
-        count = span / step + (span % step != 0 && (span > 0) == (step > 0));
+        // Exact ceiling division in 128 bits: limit - start of two int64
+        // (or uint64) values may not fit in 64, and doubles would round.
+        __int128 span = static_cast<__int128>(limit) - start, step = delta;
+        __int128 quotient =
+            span / step + (span % step != 0 && (span > 0) == (step > 0));
+        if (quotient > INT64_MAX) {
+          status = opError(context, "more than 2^63 elements");
+          return;
+        }
+        count = static_cast<int64_t>(std::max<__int128>(quotient, 0));
       } else {
-        count = static_cast<int64_t>(
-            std::ceil((double(limit) - double(start)) / double(delta)));
+        double exact =
+            std::ceil((double(limit) - double(start)) / double(delta));
+        // NaN bounds or a count past int64 have no int64 to convert to.
+        if (std::isnan(exact) || exact >= 9.2e18) {
+          status = opError(context, "start, limit and delta give " +
+                                        (std::isnan(exact)
+                                             ? std::string("no element count")
+                                             : "more than 2^63 elements"));
+          return;
+        }
+        count = exact > 0 ? static_cast<int64_t>(exact) : 0;
       }
-      count = std::max<int64_t>(count, 0);
       Tensor result(limits[0]->dtype(), {count});
-      for (int64_t i = 0; i < count; ++i)
-        result.data<T>()[i] = toElement<T>(start + i * delta);
+      for (int64_t i = 0; i < count; ++i) {
+        if constexpr (std::is_integral_v<T>)
+          result.data<T>()[i] = static_cast<T>(static_cast<__int128>(start) +
+                                               static_cast<__int128>(i) * delta);
+        else
+          result.data<T>()[i] = toElement<T>(start + i * delta);
+      }
       context.setOutput(0, result);
       status = Status::success();
     }
