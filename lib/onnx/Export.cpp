@@ -495,6 +495,18 @@ LogicalResult Exporter::run(::onnx::ModelProto &model) {
     if (failed(exportType(function.getLoc(), argument.getType(),
                           *input->mutable_type())))
       return failure();
+    // The names of its dynamic dimensions, as the importer kept them.
+    if (auto params = function.getArgAttrOfType<ArrayAttr>(
+            argument.getArgNumber(), "onnx.dim_params");
+        params && input->type().has_tensor_type()) {
+      auto *shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+      for (auto [d, param] : llvm::enumerate(params)) {
+        auto text = llvm::dyn_cast<StringAttr>(param);
+        if (text && !text.getValue().empty() && (int)d < shape->dim_size() &&
+            !shape->dim(d).has_dim_value())
+          shape->mutable_dim(d)->set_dim_param(text.str());
+      }
+    }
   }
   // Graph outputs keep their names: name the returned values first.
   auto returnOp = llvm::cast<func::ReturnOp>(body.getTerminator());

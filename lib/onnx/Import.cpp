@@ -213,6 +213,42 @@ LogicalResult Importer::checkGraph(::onnx::GraphProto &graph,
                        << "' in domain '"
                        << (domain.empty() ? "ai.onnx" : domain)
                        << "' at opset " << opset->second;
+      // libonnx's version converter and shape inference trust the node's
+      // input and output lists (the Add adapter reads a second input that
+      // a one-input Add does not have): check them against the schema.
+      auto count = [](int n, const char *what) {
+        return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+      };
+      auto range = [&](int lo, int hi, const char *what) {
+        if (lo == hi)
+          return count(lo, what);
+        if (hi >= (1 << 20))
+          return "at least " + count(lo, what);
+        return std::to_string(lo) + " to " + count(hi, what);
+      };
+      if (node.input_size() < schema.minInputs ||
+          node.input_size() > schema.maxInputs)
+        return error() << describeNode(node, index, graphPath) << ": "
+                       << node.op_type() << " at opset " << opset->second
+                       << " takes "
+                       << range(schema.minInputs, schema.maxInputs, "input")
+                       << ", the node has " << node.input_size();
+      if (node.output_size() < schema.minOutputs ||
+          node.output_size() > schema.maxOutputs)
+        return error() << describeNode(node, index, graphPath) << ": "
+                       << node.op_type() << " at opset " << opset->second
+                       << " has "
+                       << range(schema.minOutputs, schema.maxOutputs, "output")
+                       << ", the node lists " << node.output_size();
+      for (int i = 0; i < node.input_size(); ++i) {
+        size_t formal = std::min<size_t>(i, schema.inputs.size() - 1);
+        if (node.input(i).empty() && !schema.inputs.empty() &&
+            !schema.inputs[formal].optional)
+          return error() << describeNode(node, index, graphPath)
+                         << ": input " << i << " ('"
+                         << schema.inputs[formal].name
+                         << "') is required, the node leaves it empty";
+      }
       // libonnx's converter and inference trust the attributes; check them.
       for (const auto &attribute : node.attribute())
         if (!schema.attributeTypes.count(attribute.name()))
@@ -616,10 +652,16 @@ LogicalResult Importer::importNodes(::onnx::GraphProto &graph,
 LogicalResult Importer::importNode(::onnx::NodeProto &node, int index,
                                    llvm::StringRef graphPath) {
   std::string where = describeNode(node, index, graphPath);
-  Location loc = node.name().empty()
-                     ? fileLoc
-                     : Location(NameLoc::get(builder.getStringAttr(node.name()),
-                                             fileLoc));
+  // A named node's ops are located by its name; an unnamed one's by its
+  // description, "node (index 3, Add)", as the fused location's metadata,
+  // so a verifier error or a run-time error can still say which node
+  // (mncc/support/Diagnostics.h, nodeDescriptionOf). Neither changes the
+  // exported model: only a NameLoc becomes a node name.
+  Location loc =
+      node.name().empty()
+          ? FusedLoc::get(context, {fileLoc}, builder.getStringAttr(where))
+          : Location(NameLoc::get(builder.getStringAttr(node.name()),
+                                  fileLoc));
   std::string domain = isAiOnnx(node.domain()) ? "" : node.domain();
   std::optional<RegisteredOperationName> typedName;
   if (domain.empty() || domain == kTrainingDomain)
@@ -919,9 +961,25 @@ OwningOpRef<ModuleOp> Importer::run(::onnx::ModelProto &model) {
   std::string name = inferred.name().empty() ? "main_graph" : inferred.name();
   auto function = builder.create<func::FuncOp>(
       fileLoc, name, builder.getFunctionType(inputTypes, outputTypes));
-  for (auto [index, input] : llvm::enumerate(inputs))
+  for (auto [index, input] : llvm::enumerate(inputs)) {
     function.setArgAttr(index, "onnx.name",
                         builder.getStringAttr(input->name()));
+    // The names of dynamic dimensions ("N"), so that a tool can say which
+    // one needs a value; export writes them back.
+    const auto &type = input->type();
+    if (type.has_tensor_type() && type.tensor_type().has_shape()) {
+      llvm::SmallVector<Attribute> params;
+      bool any = false;
+      for (const auto &dim : type.tensor_type().shape().dim()) {
+        params.push_back(builder.getStringAttr(
+            dim.has_dim_value() ? "" : dim.dim_param()));
+        any |= !dim.has_dim_value() && !dim.dim_param().empty();
+      }
+      if (any)
+        function.setArgAttr(index, "onnx.dim_params",
+                            builder.getArrayAttr(params));
+    }
+  }
   for (auto [index, output] : llvm::enumerate(inferred.output()))
     function.setResultAttr(index, "onnx.name",
                            builder.getStringAttr(output.name()));
@@ -954,13 +1012,30 @@ static bool isTextSyntax(llvm::StringRef head) {
   return head.ltrim().starts_with("<");
 }
 
+bool mncc::looksLikeMlir(llvm::StringRef head) {
+  head = head.ltrim();
+  for (llvm::StringRef start : {"module", "func.func", "//", "#", "!",
+                                "{-#", "\"builtin.module\"", "\"func.func\""})
+    if (head.starts_with(start))
+      return true;
+  return false;
+}
+
 OwningOpRef<ModuleOp> mncc::importOnnxFile(llvm::StringRef path,
                                            MLIRContext *context,
                                            const OnnxImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  auto head = llvm::MemoryBuffer::getFileSlice(path, 64, 0);
+  if (llvm::sys::fs::is_directory(path))
+    return (emitError(fileLoc) << "is a folder, not an ONNX model", nullptr);
+  auto head = llvm::MemoryBuffer::getFileSlice(path, 256, 0);
   if (!head)
     return (emitError(fileLoc) << "cannot read: " << head.getError().message(),
+            nullptr);
+  if (looksLikeMlir((*head)->getBuffer()))
+    return (emitError(fileLoc)
+                << "is MLIR, not an ONNX model: give the .onnx it came from "
+                   "(mncc run and mncc summary also read the onnx dialect's "
+                   "IR, mncc compile with --compile-from)",
             nullptr);
   if (isTextSyntax((*head)->getBuffer())) {
     auto text = llvm::MemoryBuffer::getFile(path);

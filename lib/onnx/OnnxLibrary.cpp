@@ -110,6 +110,8 @@ onnxlib::SchemaInfo onnxlib::lookupSchema(llvm::StringRef opType,
       formal.typeParameter = input.GetTypeStr();
       formal.variadic =
           input.GetOption() == ::onnx::OpSchema::FormalParameterOption::Variadic;
+      formal.optional =
+          input.GetOption() == ::onnx::OpSchema::FormalParameterOption::Optional;
       formal.homogeneous = input.GetIsHomogeneous();
       for (const auto &constraint : schema->typeConstraintParams())
         if (constraint.type_param_str == formal.typeParameter)
@@ -119,6 +121,10 @@ onnxlib::SchemaInfo onnxlib::lookupSchema(llvm::StringRef opType,
       info.inputs.push_back(std::move(formal));
     }
     info.outputCount = schema->outputs().size();
+    info.minInputs = schema->min_input();
+    info.maxInputs = schema->max_input();
+    info.minOutputs = schema->min_output();
+    info.maxOutputs = schema->max_output();
     for (const auto &[name, attribute] : schema->attributes()) {
       info.attributeTypes[name] = attribute.type;
       if (attribute.required)

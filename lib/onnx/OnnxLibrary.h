@@ -42,6 +42,8 @@ struct FormalInput {
   std::string typeParameter;
   std::vector<std::string> allowedTypes;
   bool variadic = false;
+  /// Whether it may be omitted (given as "" or left off at the end).
+  bool optional = false;
   /// Whether every value bound to a variadic input has the same type.
   bool homogeneous = true;
 };
@@ -50,6 +52,10 @@ struct SchemaInfo {
   int sinceVersion = 0;
   std::vector<FormalInput> inputs;
   size_t outputCount = 0;
+  /// How many inputs and outputs a node may list (the schema's min_input,
+  /// max_input, min_output, max_output; variadic ones make the maximum
+  /// large).
+  int minInputs = 0, maxInputs = 0, minOutputs = 0, maxOutputs = 0;
   /// Attribute name -> AttributeProto::AttributeType, sorted by name (the
   /// order in which graph attributes become regions).
   std::map<std::string, int> attributeTypes;

@@ -22,7 +22,19 @@ ModelPlace placeOf(Location loc) {
   if (auto named = llvm::dyn_cast<NameLoc>(loc)) {
     place = placeOf(named.getChildLoc());
     if (place.inBinaryModel)
-      place.node = named.getName().str();
+      place.node = "node '" + named.getName().str() + "'";
+    return place;
+  }
+  // An unnamed node of a model: its description is the metadata
+  // ("node (index 3, Add)", lib/onnx/Import.cpp).
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc)) {
+    auto description = llvm::dyn_cast_or_null<StringAttr>(fused.getMetadata());
+    if (fused.getLocations().empty())
+      return place;
+    place = placeOf(fused.getLocations().front());
+    if (place.inBinaryModel && description &&
+        description.getValue().starts_with("node ("))
+      place.node = description.str();
     return place;
   }
   if (auto file = llvm::dyn_cast<FileLineColLoc>(loc)) {
@@ -58,10 +70,11 @@ mncc::ToolDiagnosticHandler::ToolDiagnosticHandler(llvm::SourceMgr &sourceMgr,
     llvm::raw_ostream &os = llvm::errs();
     os << place.file << ": " << severityName(diagnostic.getSeverity())
        << ": ";
-    if (!place.node.empty() && diagnostic.str().find("node '") ==
-                                   std::string::npos)
-      os << "node '" << place.node << "': ";
-    os << diagnostic.str() << "\n";
+    std::string message = diagnostic.str();
+    if (!place.node.empty() && message.find("node '") == std::string::npos &&
+        message.find("node (") == std::string::npos)
+      os << place.node << ": ";
+    os << message << "\n";
     for (const Diagnostic &note : diagnostic.getNotes())
       os << place.file << ": note: " << note.str() << "\n";
     return success();

@@ -31,6 +31,12 @@ struct OnnxImportOptions {
 llvm::Expected<std::pair<std::string, std::vector<int64_t>>>
 parseInputShape(llvm::StringRef spec);
 
+/// Whether the start of a file is MLIR text (`module`, `func.func`, an
+/// attribute alias, a comment, a `"builtin.module"`), not an ONNX model:
+/// the importer says so instead of calling it a truncated model, and
+/// `mncc run` and `mncc summary` read it as IR.
+bool looksLikeMlir(llvm::StringRef head);
+
 /// Imports a binary (.onnx) or text-syntax ONNX model. Weights are read
 /// once, straight from the file into the resources that hold them. On
 /// failure, reports located diagnostics through the context and returns null.

@@ -10,8 +10,9 @@ namespace mncc {
 
 /// Prints diagnostics as `file:line:col: error: message`, with the source
 /// line and a caret when the location is in a text file that was loaded,
-/// and as `file: error: node 'name': message` for locations inside a
-/// binary model (line 0), where a line number means nothing.
+/// and as `file: error: node 'name': message` (a node without a name:
+/// `node (index 3, Add)`) for locations inside a model (line 0), where a
+/// line number means nothing.
 class ToolDiagnosticHandler : public mlir::SourceMgrDiagnosticHandler {
 public:
   ToolDiagnosticHandler(llvm::SourceMgr &sourceMgr,
