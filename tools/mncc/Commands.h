@@ -8,11 +8,13 @@
 #ifndef MNCC_TOOLS_MNCC_COMMANDS_H
 #define MNCC_TOOLS_MNCC_COMMANDS_H
 
+#include "mncc/onnx/Import.h"
 #include "mncc/pipeline/Options.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <string>
 
@@ -36,6 +38,14 @@ void registerCompileFlags();
 llvm::Expected<pipeline::ResolvedOptions>
 resolveCommandLineOptions(const char *argv0,
                           llvm::ArrayRef<std::string> unknown);
+
+/// The model at `path`: an ONNX model, imported with `options`, or the
+/// onnx dialect's IR (.mlir), parsed through `sourceMgr`. Null after a
+/// located error.
+mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,
+                                            mlir::MLIRContext &context,
+                                            llvm::SourceMgr &sourceMgr,
+                                            const OnnxImportOptions &options);
 
 int runSummary();
 int runModel(const char *argv0);

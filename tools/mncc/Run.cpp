@@ -109,9 +109,22 @@ cl::opt<bool> runConcatInPlace(
     cl::desc("Let a Conv whose only use is a Concat write straight into its "
              "part of the Concat's output (the same result; default on)"),
     cl::init(true), cl::sub(runCommand), cl::cat(category()));
-cl::opt<std::string> runOutputDir("output-dir", cl::Required,
-                                  cl::desc("Folder for the outputs"),
-                                  cl::sub(runCommand), cl::cat(category()));
+cl::opt<std::string> runMaxMemory(
+    "max-memory",
+    cl::desc("The most tensor data pfvm:cpu may hold at once, in bytes or "
+             "with K, M, G, T (default: 3/4 of the machine's memory); a "
+             "node that would need more fails with its shape"),
+    cl::value_desc("SIZE"), cl::sub(runCommand), cl::cat(category()));
+cl::opt<std::string> runOutputDir(
+    "output-dir",
+    cl::desc("Folder for the outputs, NAME.npy and NAME.pb (default: out)"),
+    cl::init("out"), cl::sub(runCommand), cl::cat(category()));
+cl::opt<std::string> runSaveInputs(
+    "save-inputs",
+    cl::desc("Write every input the run used (given or random) to this "
+             "folder as NAME.npy and NAME.pb, to repeat the run elsewhere "
+             "with --input NAME=FILE"),
+    cl::value_desc("DIR"), cl::sub(runCommand), cl::cat(category()));
 
 /// Names become file names: anything but [A-Za-z0-9_.-] becomes '_'.
 std::string fileStem(llvm::StringRef name) {
@@ -121,6 +134,59 @@ std::string fileStem(llvm::StringRef name) {
   return stem.empty() || stem[0] == '.' ? "_" + stem : stem;
 }
 
+
+/// The file stems of values named `names` in `dir`; an error when two map
+/// to the same file (names differing only in characters fileStem
+/// replaces), checked before anything is written.
+llvm::Expected<std::vector<std::string>>
+valueFileStems(llvm::StringRef dir, const std::vector<std::string> &names,
+               llvm::StringRef what) {
+  std::vector<std::string> stems;
+  llvm::StringMap<std::string> owner;
+  for (const std::string &name : names) {
+    llvm::SmallString<256> stem(dir);
+    llvm::sys::path::append(stem, fileStem(name));
+    auto [entry, inserted] = owner.try_emplace(stem, name);
+    if (!inserted)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          what + " '" + entry->second + "' and '" + name +
+              "' would both be written to " + stem + ".{npy,pb}");
+    stems.push_back(std::string(stem));
+  }
+  return stems;
+}
+
+/// Writes `values` named `names` into `dir` (NAME.npy and NAME.pb) and
+/// prints one line per value.
+bool writeValueFiles(llvm::StringRef dir, const std::vector<std::string> &names,
+                     const std::vector<mncc::reference::Value> &values,
+                     llvm::StringRef what) {
+  auto stems = valueFileStems(dir, names, what);
+  if (!stems) {
+    llvm::errs() << "mncc: error: " << llvm::toString(stems.takeError())
+                 << "\n";
+    return false;
+  }
+  if (std::error_code error = llvm::sys::fs::create_directories(dir)) {
+    llvm::errs() << "mncc: error: " << dir << ": " << error.message() << "\n";
+    return false;
+  }
+  for (size_t i = 0; i < values.size() && i < names.size(); ++i) {
+    if (llvm::Error error =
+            mncc::writeOutputFiles((*stems)[i], names[i], values[i])) {
+      llvm::errs() << "mncc: error: " << llvm::toString(std::move(error))
+                   << "\n";
+      return false;
+    }
+    const auto &value = values[i];
+    llvm::outs() << names[i] << ": "
+                 << mncc::reference::dtypeName(value.tensor.dtype()) << " "
+                 << mncc::reference::shapeToString(value.tensor.shape())
+                 << " -> " << (*stems)[i] << ".{npy,pb}\n";
+  }
+  return true;
+}
 
 /// The inputs of a device program: --input files, then --random-inputs for
 /// the rest. Fails with a message when one is missing or wrong.
@@ -329,6 +395,15 @@ int runOnEmulator(const char *argv0) {
     return 1;
   }
   const auto &infos = executable->outputs();
+  std::vector<std::string> outputNames;
+  for (const auto &info : infos)
+    outputNames.push_back(info.name);
+  if (auto stems = valueFileStems(runOutputDir, outputNames, "outputs");
+      !stems) {
+    llvm::errs() << "mncc: error: " << llvm::toString(stems.takeError())
+                 << "\n";
+    return 1;
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     llvm::SmallString<256> stem(runOutputDir);
     llvm::sys::path::append(stem, fileStem(infos[i].name));
@@ -393,6 +468,16 @@ int mncc::tool::runModel(const char *argv0) {
   // mncc's own run-time variable, read once, here (docs/reference.md).
   mncc::reference::setNumThreads(mncc::reference::threadCountFromText(
       std::getenv("MNCC_REFERENCE_THREADS")));
+  if (runMaxMemory.getNumOccurrences()) {
+    uint64_t bytes = 0;
+    if (!mncc::reference::parseMemorySize(runMaxMemory, bytes)) {
+      llvm::errs() << "mncc: error: --max-memory '" << runMaxMemory
+                   << "': expected a size in bytes, or with K, M, G or T "
+                      "(512M, 16G)\n";
+      return 1;
+    }
+    mncc::reference::setMemoryLimit(bytes);
+  }
   if (!mncc::runtime::findDevice(runDevice)) {
     std::string names;
     for (const auto &device : mncc::runtime::listDevices())
@@ -410,15 +495,26 @@ int mncc::tool::runModel(const char *argv0) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   mncc::ToolDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = mncc::importOnnxFile(runModelFile, &context);
+  mncc::OnnxImportOptions importOptions;
+  for (const std::string &spec : runInputShapes) {
+    auto shape = mncc::parseInputShape(spec);
+    if (!shape) {
+      llvm::errs() << "mncc: error: " << llvm::toString(shape.takeError())
+                   << "\n";
+      return 1;
+    }
+    importOptions.inputShapes.push_back(std::move(*shape));
+  }
+  OwningOpRef<ModuleOp> module =
+      loadModel(runModelFile, context, sourceMgr, importOptions);
   if (!module)
     return 1;
   auto functions = module->getOps<func::FuncOp>();
+  func::FuncOp function = *functions.begin();
   mncc::PrepareOptions options;
   options.fuseActivations = runFuseActivations;
   options.concatInPlace = runConcatInPlace;
-  auto program =
-      mncc::OnnxProgram::prepare(*functions.begin(), nullptr, options);
+  auto program = mncc::OnnxProgram::prepare(function, nullptr, options);
   if (failed(program))
     return 1;
 
@@ -440,6 +536,11 @@ int mncc::tool::runModel(const char *argv0) {
       return 1;
     }
     size_t index = found - inputInfos.begin();
+    if (given[index]) {
+      llvm::errs() << "mncc: error: --input '" << spec << "': input '" << name
+                   << "' is given twice\n";
+      return 1;
+    }
     auto value = mncc::readValueFile(path, found->type);
     if (!value) {
       llvm::errs() << "mncc: error: " << llvm::toString(value.takeError())
@@ -453,14 +554,58 @@ int mncc::tool::runModel(const char *argv0) {
     std::mt19937_64 generator(static_cast<uint64_t>(runRandomInputs));
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     for (size_t i = 0; i < inputInfos.size(); ++i) {
-      auto type = llvm::dyn_cast<RankedTensorType>(inputInfos[i].type);
-      if (given[i] || !type || !type.hasStaticShape())
+      if (given[i])
         continue;
+      auto type = llvm::dyn_cast<RankedTensorType>(inputInfos[i].type);
+      if (!type) {
+        llvm::errs() << "mncc: error: --random-inputs cannot fill input '"
+                     << inputInfos[i].name << "' of type "
+                     << inputInfos[i].type << " (give --input "
+                     << inputInfos[i].name << "=FILE)\n";
+        return 1;
+      }
+      if (!type.hasStaticShape()) {
+        // Name the dimension: its dim_param when the model has one.
+        int64_t dim = 0;
+        while (!type.isDynamicDim(dim))
+          ++dim;
+        auto params = function.getArgAttrOfType<ArrayAttr>(i, "onnx.dim_params");
+        StringAttr param =
+            params && dim < (int64_t)params.size()
+                ? llvm::dyn_cast<StringAttr>(params[dim])
+                : StringAttr();
+        std::string shape, example;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          std::string size = type.isDynamicDim(d)
+                                 ? std::string("?")
+                                 : std::to_string(type.getDimSize(d));
+          shape += (d ? "x" : "") + size;
+          example += (d ? "," : "") + (type.isDynamicDim(d) ? "1" : size);
+        }
+        llvm::errs() << "mncc: error: --random-inputs: dimension " << dim
+                     << (param && !param.getValue().empty()
+                             ? " ('" + param.str() + "')"
+                             : std::string())
+                     << " of input '" << inputInfos[i].name << "' (shape "
+                     << shape << ") has no size; give one with --input-shape "
+                     << inputInfos[i].name << ":" << example
+                     << " (for example)\n";
+        return 1;
+      }
       mncc::reference::DType dtype =
           mncc::referenceDTypeOf(type.getElementType());
-      mncc::reference::Tensor tensor(
-          dtype,
-          std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
+      std::string error;
+      std::optional<mncc::reference::Tensor> made =
+          mncc::reference::Tensor::tryAllocate(
+              dtype, std::vector<int64_t>(type.getShape().begin(),
+                                          type.getShape().end()),
+              error);
+      if (!made) {
+        llvm::errs() << "mncc: error: --random-inputs: input '"
+                     << inputInfos[i].name << "': " << error << "\n";
+        return 1;
+      }
+      mncc::reference::Tensor &tensor = *made;
       bool filled = mncc::reference::dispatchNumeric(dtype, [&](auto tag) {
         using T = decltype(tag);
         for (int64_t e = 0; e < tensor.numElements(); ++e) {
@@ -476,8 +621,13 @@ int mncc::tool::runModel(const char *argv0) {
             tensor.data<T>()[e] = static_cast<T>(static_cast<float>(value));
         }
       });
-      if (!filled)
-        continue;
+      if (!filled) {
+        llvm::errs() << "mncc: error: --random-inputs cannot fill input '"
+                     << inputInfos[i].name << "' of type "
+                     << mncc::reference::dtypeName(dtype) << " (give --input "
+                     << inputInfos[i].name << "=FILE)\n";
+        return 1;
+      }
       inputs[i] = mncc::reference::Value(std::move(tensor));
       given[i] = true;
     }
@@ -485,9 +635,38 @@ int mncc::tool::runModel(const char *argv0) {
   for (size_t i = 0; i < inputInfos.size(); ++i)
     if (!given[i]) {
       llvm::errs() << "mncc: error: no value for input '" << inputInfos[i].name
-                   << "' (give --input " << inputInfos[i].name << "=FILE)\n";
+                   << "' (give --input " << inputInfos[i].name
+                   << "=FILE or --random-inputs SEED)\n";
       return 1;
     }
+  std::vector<std::string> inputNames, outputNames;
+  for (const auto &info : inputInfos)
+    inputNames.push_back(info.name);
+  for (const auto &info : (*program)->outputs())
+    outputNames.push_back(info.name);
+  // Name clashes are errors before the run, so nothing is written.
+  for (auto [dir, names, what] :
+       {std::make_tuple(runOutputDir.getValue(), &outputNames, "outputs"),
+        std::make_tuple(runSaveInputs.getValue(), &inputNames, "inputs")}) {
+    if (dir.empty())
+      continue;
+    if (auto stems = valueFileStems(dir, *names, what); !stems) {
+      llvm::errs() << "mncc: error: " << llvm::toString(stems.takeError())
+                   << "\n";
+      return 1;
+    }
+  }
+  if (!runSaveInputs.empty()) {
+    if (!writeValueFiles(runSaveInputs, inputNames, inputs, "inputs"))
+      return 1;
+    std::string again;
+    for (size_t i = 0; i < inputNames.size(); ++i) {
+      llvm::SmallString<256> stem(runSaveInputs);
+      llvm::sys::path::append(stem, fileStem(inputNames[i]));
+      again += " --input " + inputNames[i] + "=" + std::string(stem) + ".npy";
+    }
+    llvm::outs() << "inputs saved; to run again with them:" << again << "\n";
+  }
 
   std::vector<mncc::reference::Value> outputs;
   mncc::reference::Status status = (*program)->run(inputs, outputs);
@@ -534,26 +713,7 @@ int mncc::tool::runModel(const char *argv0) {
           "%-24s %6lld %9.2f %6.1f\n", name.c_str(), (long long)entry.calls,
           entry.milliseconds, total ? 100 * entry.milliseconds / total : 0.0);
   }
-  if (std::error_code error = llvm::sys::fs::create_directories(runOutputDir)) {
-    llvm::errs() << "mncc: error: " << runOutputDir << ": " << error.message()
-                 << "\n";
+  if (!writeValueFiles(runOutputDir, outputNames, outputs, "outputs"))
     return 1;
-  }
-  const auto &outputInfos = (*program)->outputs();
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    llvm::SmallString<256> stem(runOutputDir);
-    llvm::sys::path::append(stem, fileStem(outputInfos[i].name));
-    if (llvm::Error error =
-            mncc::writeOutputFiles(stem, outputInfos[i].name, outputs[i])) {
-      llvm::errs() << "mncc: error: " << llvm::toString(std::move(error))
-                   << "\n";
-      return 1;
-    }
-    const auto &value = outputs[i];
-    llvm::outs() << outputInfos[i].name << ": "
-                 << mncc::reference::dtypeName(value.tensor.dtype()) << " "
-                 << mncc::reference::shapeToString(value.tensor.shape())
-                 << " -> " << stem << ".{npy,pb}\n";
-  }
   return 0;
 }

@@ -55,7 +55,7 @@ int mncc::tool::runSummary() {
   llvm::SourceMgr sourceMgr;
   mncc::ToolDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =
-      mncc::importOnnxFile(summaryInput, &context, options);
+      loadModel(summaryInput, context, sourceMgr, options);
   if (!module)
     return 1;
   llvm::outs() << "model: " << summaryInput << "\n";
