@@ -16,7 +16,11 @@
 #include "mncc/codegen/MLIRBridge.h"
 #include "mncc/onnx/TensorIo.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
@@ -65,6 +69,68 @@ nlohmann::json bufferJson(l3::BufferOp buffer) {
     entry["layout"] = layoutAttr.getText();
   entry["dram"] = dramJson(buffer);
   return entry;
+}
+
+/// The element type a host node computes a tensor in: the device's half
+/// is read as float32; everything else in its own type.
+Type hostComputeType(Type element) {
+  if (element.isF16())
+    return Float32Type::get(element.getContext());
+  return element;
+}
+
+/// The one-node function the host runs for a host kernel: the node's
+/// operator and ONNX attributes over tensors of its buffers' shapes.
+FailureOr<func::FuncOp> buildHostFunction(l3::KernelOp kernel,
+                                          OpBuilder &builder,
+                                          StringRef name) {
+  SymbolTableCollection symbols;
+  auto bufferOf = [&](Attribute attribute) -> l3::BufferOp {
+    auto symbol = llvm::cast<SymbolRefAttr>(attribute);
+    if (symbol.getRootReference() == l3::kNoneBuffer)
+      return {};
+    return symbols.lookupNearestSymbolFrom<l3::BufferOp>(kernel, symbol);
+  };
+  auto hostType = [](l3::BufferOp buffer) -> Type {
+    auto type = llvm::cast<RankedTensorType>(buffer.getType());
+    return RankedTensorType::get(type.getShape(),
+                                 hostComputeType(type.getElementType()));
+  };
+  bool segmented = kernel.getOnnx().contains("operandSegmentSizes");
+  SmallVector<Type> argumentTypes, resultTypes;
+  for (Attribute input : kernel.getInputs())
+    if (l3::BufferOp buffer = bufferOf(input))
+      argumentTypes.push_back(hostType(buffer));
+  for (Attribute output : kernel.getOutputs())
+    resultTypes.push_back(hostType(bufferOf(output)));
+  auto function = builder.create<func::FuncOp>(
+      kernel.getLoc(), name, builder.getFunctionType(argumentTypes, resultTypes));
+  Block *body = function.addEntryBlock();
+  OpBuilder inside = OpBuilder::atBlockEnd(body);
+  SmallVector<Value> operands;
+  unsigned next = 0;
+  for (Attribute input : kernel.getInputs()) {
+    if (bufferOf(input)) {
+      operands.push_back(body->getArgument(next++));
+      continue;
+    }
+    // An omitted input: an empty segment, or an onnx.None operand.
+    if (!segmented) {
+      OperationState none(kernel.getLoc(), "onnx.None");
+      none.addTypes(NoneType::get(builder.getContext()));
+      operands.push_back(inside.create(none)->getResult(0));
+    }
+  }
+  OperationState state(kernel.getLoc(), "onnx." + kernel.getOpType().str());
+  state.addOperands(operands);
+  state.addAttributes(kernel.getOnnx().getValue());
+  state.addTypes(resultTypes);
+  Operation *node = inside.create(state);
+  inside.create<func::ReturnOp>(kernel.getLoc(), node->getResults());
+  if (failed(verify(function)))
+    return kernel.emitError("node '")
+           << kernel.getNode() << "': the host cannot build its node";
+  return function;
 }
 
 } // namespace
@@ -146,9 +212,59 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
   manifest["constants"] = constants;
 
   nlohmann::json kernels = nlohmann::json::array();
+  nlohmann::json partitions = nlohmann::json::array();
   int64_t totalFlops = 0;
+  OwningOpRef<ModuleOp> hostModule = ModuleOp::create(module.getLoc());
+  OpBuilder hostBuilder(hostModule->getBodyRegion());
+  unsigned hostNodes = 0;
+  SymbolTableCollection symbolTables;
   module.walk([&](l3::KernelOp kernel) {
     nlohmann::json entry;
+    bool onHost = kernel.getGenerator() == l3::kHostGenerator;
+    nlohmann::json partition;
+    partition["node"] = kernel.getNode().str();
+    partition["op_type"] = kernel.getOpType().str();
+    partition["where"] = onHost ? "host" : "device";
+    partition["why"] =
+        onHost ? kernel->getAttrOfType<StringAttr>("host_reason").str()
+               : "kernel " + kernel.getGenerator().value_or("").str();
+    partitions.push_back(partition);
+    if (onHost) {
+      std::string name = "host_" + std::to_string(hostNodes++);
+      hostBuilder.setInsertionPointToEnd(hostModule->getBody());
+      if (failed(buildHostFunction(kernel, hostBuilder, name))) {
+        failedAny = true;
+        return;
+      }
+      entry["host_function"] = name;
+      nlohmann::json ins = nlohmann::json::array(), outs = nlohmann::json::array();
+      for (Attribute input : kernel.getInputs()) {
+        auto symbol = llvm::cast<SymbolRefAttr>(input);
+        auto buffer =
+            symbol.getRootReference() == l3::kNoneBuffer
+                ? l3::BufferOp()
+                : symbolTables.lookupNearestSymbolFrom<l3::BufferOp>(kernel,
+                                                                     symbol);
+        ins.push_back(buffer ? bufferJson(buffer) : nlohmann::json());
+      }
+      for (Attribute output : kernel.getOutputs())
+        outs.push_back(bufferJson(
+            symbolTables.lookupNearestSymbolFrom<l3::BufferOp>(
+                kernel, llvm::cast<SymbolRefAttr>(output))));
+      for (nlohmann::json *list : {&ins, &outs})
+        for (nlohmann::json &tensor : *list)
+          if (!tensor.is_null()) {
+            // The host computes a half tensor as float32.
+            if (tensor["device_type"] == "half")
+              tensor["host_type"] = "float";
+            else if (tensor["device_type"] == "single" ||
+                     tensor["device_type"] == "double")
+              tensor["host_type"] =
+                  tensor["device_type"] == "single" ? "float" : "double";
+          }
+      entry["inputs"] = ins;
+      entry["outputs"] = outs;
+    }
     entry["node"] = kernel.getNode().str();
     entry["op_type"] = kernel.getOpType().str();
     entry["generator"] = kernel.getGenerator().value_or("").str();
@@ -160,6 +276,8 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
       totalFlops += flops.getInt();
     kernels.push_back(entry);
   });
+  if (failedAny)
+    return failure();
   manifest["kernels"] = kernels;
   manifest["model_flops"] = totalFlops;
   module.walk([&](l3::ScheduleOp schedule) {
@@ -169,6 +287,20 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
     if (auto value = schedule->getAttrOfType<IntegerAttr>("dram_long_words"))
       manifest["dram_long_words_per_group"] = value.getInt();
   });
+  if (hostNodes) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    OpPrintingFlags flags;
+    hostModule->print(os, flags);
+    if (llvm::Error error = dir.writeFile("host.mlir", text))
+      return module.emitError("host.mlir: ")
+             << llvm::toString(std::move(error));
+    manifest["host"] = "host.mlir";
+  }
+  if (llvm::Error error = dir.writeFile(
+          "partitions.json", nlohmann::json(partitions).dump(2) + "\n"))
+    return module.emitError("partitions.json: ")
+           << llvm::toString(std::move(error));
   if (llvm::Error error = dir.writeFile("constants.bin", blob))
     return module.emitError("constants.bin: ")
            << llvm::toString(std::move(error));

@@ -110,7 +110,9 @@ void mncc::pipeline::populateTimeSlicePasses(mlir::OpPassManager &pm,
 void mncc::pipeline::populateL3Passes(mlir::OpPassManager &pm,
                                       const CompileOptions &options) {
   pm.addPass(l3::createLowerToL3());
-  pm.addPass(l3::createSelectKernels());
+  l3::SelectKernelsOptions select;
+  select.opsOnHost = options.CODEGEN_OPS_ON_HOST;
+  pm.addPass(l3::createSelectKernels(select));
   l3::ScheduleOptions schedule;
   schedule.scheduler = options.getText(OptionId::scheduler);
   pm.addPass(l3::createSchedule(schedule));

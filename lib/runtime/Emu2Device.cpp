@@ -15,12 +15,21 @@
 #include "mncc/emu/Simulator.h"
 #include "mncc/emu/Timing.h"
 
+#include "mncc/Registration.h"
+#include "mncc/interpreter/OnnxInterpreter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <map>
 #include <cstring>
 #include <optional>
 
@@ -96,6 +105,16 @@ bool readPlaced(const nlohmann::json &entry, Placed &placed,
 struct KernelSpan {
   NodeProfile profile;
   uint32_t firstLine = 0, lastLine = 0;
+  /// A node the host runs (pfvm:cpu), with its tensors in DRAM.
+  std::string hostFunction;
+  std::vector<std::optional<Placed>> hostInputs;
+  std::vector<Placed> hostOutputs;
+};
+
+/// What runs in order: a stretch of the device program, or one host node.
+struct Segment {
+  emu::Program program;
+  size_t hostKernel = SIZE_MAX;
 };
 
 class Emu2Executable : public Executable {
@@ -174,6 +193,25 @@ public:
     if (manifest.contains("kernels"))
       for (const nlohmann::json &kernel : manifest["kernels"]) {
         KernelSpan span;
+        if (kernel.contains("host_function")) {
+          span.hostFunction = kernel.value("host_function", "");
+          for (const nlohmann::json &input : kernel["inputs"]) {
+            if (input.is_null()) {
+              span.hostInputs.push_back(std::nullopt);
+              continue;
+            }
+            Placed placed;
+            if (!readPlaced(input, placed, error))
+              return false;
+            span.hostInputs.push_back(std::move(placed));
+          }
+          for (const nlohmann::json &output : kernel["outputs"]) {
+            Placed placed;
+            if (!readPlaced(output, placed, error))
+              return false;
+            span.hostOutputs.push_back(std::move(placed));
+          }
+        }
         span.profile.node = kernel.value("node", "");
         span.profile.opType = kernel.value("op_type", "");
         span.profile.generator = kernel.value("generator", "");
@@ -183,6 +221,9 @@ public:
         span.lastLine = kernel.value("last_line", 0u);
         Kernels.push_back(span);
       }
+    if (manifest.contains("host") && !loadHostNodes(dir, error))
+      return false;
+    splitProgram();
     return true;
   }
 
@@ -192,7 +233,7 @@ public:
 
   bool run(const std::vector<reference::Tensor> &inputs,
            std::vector<reference::Tensor> &outputs, const RunOptions &options,
-           RunProfile *profile, std::string &error) override {
+           runtime::RunProfile *profile, std::string &error) override {
     auto start = std::chrono::steady_clock::now();
     if (inputs.size() != InputPlaces.size()) {
       error = "the program takes " + std::to_string(InputPlaces.size()) +
@@ -235,14 +276,23 @@ public:
     }
     emu::Timing timing(profile && options.profile);
     simulator.machine().setTiming(&timing);
-    emu::Diagnostic diagnostic;
-    bool ran = simulator.machine().run(Program, nullptr, diagnostic);
+    for (const Segment &segment : Segments) {
+      if (segment.hostKernel != SIZE_MAX) {
+        if (!runOnHost(Kernels[segment.hostKernel], simulator, error)) {
+          simulator.machine().setTiming(nullptr);
+          return false;
+        }
+        continue;
+      }
+      emu::Diagnostic diagnostic;
+      if (!simulator.machine().run(segment.program, nullptr, diagnostic)) {
+        simulator.machine().setTiming(nullptr);
+        error = diagnostic.str();
+        return false;
+      }
+    }
     simulator.machine().setTiming(nullptr);
     timing.finish();
-    if (!ran) {
-      error = diagnostic.str();
-      return false;
-    }
     outputs.clear();
     for (const Placed &placed : OutputPlaces) {
       DramImage image;
@@ -281,10 +331,127 @@ public:
   }
 
 private:
+  /// Parses host.mlir and prepares each host node for pfvm:cpu.
+  bool loadHostNodes(const std::string &dir, std::string &error) {
+    mlir::DialectRegistry registry;
+    registerAllDialects(registry);
+    HostContext = std::make_unique<mlir::MLIRContext>(registry);
+    HostContext->loadAllAvailableDialects();
+    llvm::SourceMgr sources;
+    std::string path = dir + "/host.mlir";
+    mlir::ParserConfig config(HostContext.get());
+    HostModule = mlir::parseSourceFile<mlir::ModuleOp>(path, config);
+    if (!HostModule) {
+      error = path + ": cannot be read";
+      return false;
+    }
+    for (KernelSpan &kernel : Kernels) {
+      if (kernel.hostFunction.empty())
+        continue;
+      auto function =
+          HostModule->lookupSymbol<mlir::func::FuncOp>(kernel.hostFunction);
+      if (!function) {
+        error = path + ": no function " + kernel.hostFunction;
+        return false;
+      }
+      auto program = OnnxProgram::prepare(function);
+      if (mlir::failed(program)) {
+        error = "node '" + kernel.profile.node + "': pfvm:cpu cannot run it";
+        return false;
+      }
+      HostPrograms[kernel.hostFunction] = std::move(*program);
+    }
+    return true;
+  }
+
+  /// Device programs between host nodes: the statements of consecutive
+  /// device kernels' lines.
+  void splitProgram() {
+    Segments.clear();
+    Segment current;
+    size_t statement = 0;
+    const std::vector<emu::Statement> &all = Program.Statements;
+    auto flush = [&] {
+      if (!current.program.Statements.empty()) {
+        current.program.FileName = Program.FileName;
+        Segments.push_back(std::move(current));
+      }
+      current = Segment();
+    };
+    for (size_t k = 0; k < Kernels.size(); ++k) {
+      if (Kernels[k].hostFunction.empty())
+        continue;
+      // Everything before the host node's line runs first.
+      while (statement < all.size() && all[statement].Line < Kernels[k].firstLine)
+        current.program.Statements.push_back(all[statement++]);
+      flush();
+      Segment host;
+      host.hostKernel = k;
+      Segments.push_back(std::move(host));
+    }
+    while (statement < all.size())
+      current.program.Statements.push_back(all[statement++]);
+    flush();
+  }
+
+  /// A host node: its inputs from DRAM in their forms, pfvm:cpu, its
+  /// outputs back.
+  bool runOnHost(const KernelSpan &kernel, emu::Simulator &simulator,
+                 std::string &error) {
+    auto readTensor = [&](const Placed &placed,
+                          reference::Tensor &tensor) -> bool {
+      DramImage image;
+      image.groups = placed.form.groups;
+      image.longWordsPerGroup = placed.form.groupLongWords();
+      for (unsigned g = 0; g < image.groups; ++g) {
+        image.data[g].resize(size_t(image.longWordsPerGroup));
+        emu::Region region{emu::Space::DRAM, g, uint64_t(placed.form.base),
+                           uint64_t(image.longWordsPerGroup)};
+        if (!simulator.read(region, image.data[g].data(), error))
+          return false;
+      }
+      return codegen::unpackHost(placed.form, image, placed.info.type, tensor,
+                                 error);
+    };
+    std::vector<reference::Value> inputs, outputs;
+    for (const std::optional<Placed> &input : kernel.hostInputs) {
+      if (!input)
+        continue;
+      reference::Tensor tensor;
+      if (!readTensor(*input, tensor)) {
+        error = "host node '" + kernel.profile.node + "': " + error;
+        return false;
+      }
+      inputs.push_back(reference::Value(std::move(tensor)));
+    }
+    reference::Status status =
+        HostPrograms.at(kernel.hostFunction)->run(inputs, outputs);
+    if (!status.ok()) {
+      error = "host node '" + kernel.profile.node + "': " + status.message();
+      return false;
+    }
+    for (size_t i = 0; i < kernel.hostOutputs.size() && i < outputs.size();
+         ++i) {
+      const Placed &placed = kernel.hostOutputs[i];
+      DramImage image;
+      if (!codegen::packHost(placed.form, outputs[i].tensor, image, error)) {
+        error = "host node '" + kernel.profile.node + "': " + error;
+        return false;
+      }
+      for (unsigned g = 0; g < image.groups; ++g) {
+        emu::Region region{emu::Space::DRAM, g, uint64_t(placed.form.base),
+                           uint64_t(image.data[g].size())};
+        if (!simulator.write(region, image.data[g].data(), error))
+          return false;
+      }
+    }
+    return true;
+  }
+
   /// Each kernel's cycles: from the first event of its lines to the end of
   /// the last (kernels run one after another; each waits for its own
   /// transfers before the next starts).
-  void attribute(const emu::Timing &timing, RunProfile &profile) const {
+  void attribute(const emu::Timing &timing, runtime::RunProfile &profile) const {
     std::vector<uint64_t> first(Kernels.size(), UINT64_MAX), last(Kernels.size(), 0);
     size_t k = 0;
     for (const emu::TraceEvent &event : timing.events()) {
@@ -306,6 +473,10 @@ private:
   }
 
   emu::Program Program;
+  std::vector<Segment> Segments;
+  std::unique_ptr<mlir::MLIRContext> HostContext;
+  mlir::OwningOpRef<mlir::ModuleOp> HostModule;
+  std::map<std::string, std::unique_ptr<OnnxProgram>> HostPrograms;
   std::vector<Placed> InputPlaces, OutputPlaces, ConstantPlaces;
   std::vector<TensorInfo> Inputs, Outputs;
   std::unique_ptr<llvm::MemoryBuffer> Constants;
@@ -335,4 +506,22 @@ std::string runtime::modelOfCodegenDir(const std::string &dir) {
       !manifest["model"].is_string())
     return "";
   return manifest["model"].get<std::string>();
+}
+
+std::vector<std::string>
+runtime::hostNodesOfCodegenDir(const std::string &dir) {
+  std::vector<std::string> nodes;
+  auto buffer = llvm::MemoryBuffer::getFile(dir + "/partitions.json");
+  if (!buffer)
+    return nodes;
+  nlohmann::json partitions =
+      nlohmann::json::parse((*buffer)->getBuffer().begin(),
+                            (*buffer)->getBuffer().end(), nullptr, false);
+  if (!partitions.is_array())
+    return nodes;
+  for (const nlohmann::json &entry : partitions)
+    if (entry.is_object() && entry.value("where", "") == "host")
+      nodes.push_back(entry.value("node", "") + " (" +
+                      entry.value("op_type", "") + ")");
+  return nodes;
 }

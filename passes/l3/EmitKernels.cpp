@@ -27,6 +27,10 @@ public:
     Builder builder(&getContext());
     bool failedAny = false;
     getOperation().walk([&](l3::KernelOp kernel) {
+      if (kernel.getGenerator() == l3::kHostGenerator) {
+        kernel.setVariantAttr(builder.getStringAttr("pfvm:cpu"));
+        return; // the runtime runs it between the device programs
+      }
       FailureOr<KernelRequest> request = requestForKernel(kernel, constants);
       if (failed(request)) {
         failedAny = true;
@@ -79,6 +83,16 @@ public:
     bool failedAny = false;
     Builder attributes(&getContext());
     module.walk([&](l3::KernelOp kernel) {
+      if (kernel.getGenerator() == l3::kHostGenerator) {
+        // A marker between the device programs; the runtime splits the
+        // program there and runs the node on the host.
+        kernel->setAttr("first_line", attributes.getI64IntegerAttr(line));
+        kernel->setAttr("last_line", attributes.getI64IntegerAttr(line));
+        text += "# host node " + kernel.getNode().str() + " (" +
+                kernel.getOpType().str() + "): pfvm:cpu\n";
+        ++line;
+        return;
+      }
       if (!kernel.getVsm()) {
         kernel.emitError("node '") << kernel.getNode()
                                    << "' has no assembly (run "

@@ -145,8 +145,11 @@ private:
            << ")";
   }
 
-  /// The onnx attributes of an op, without the planner's.
+  /// The onnx attributes of an op, without the planner's (a node of
+  /// another domain: its ONNX attributes).
   DictionaryAttr onnxAttributesOf(Operation *op) {
+    if (auto custom = llvm::dyn_cast<onnx::CustomOp>(op))
+      return custom.getOnnxAttributes();
     SmallVector<NamedAttribute> kept;
     for (NamedAttribute attribute : op->getAttrs())
       if (!attribute.getName().strref().starts_with("mngraph."))
@@ -302,6 +305,8 @@ LogicalResult LowerToL3Pass::lower(func::FuncOp function) {
     }
     l3::KernelOp kernel = makeKernel(op.getLoc(), opType, node, inputRefs,
                                      outputRefs, onnxAttributesOf(&op));
+    if (auto custom = llvm::dyn_cast<onnx::CustomOp>(op))
+      kernel->setAttr("domain", custom.getDomainAttr());
     bool estimated = false;
     int64_t flops = nodeFlops(&op, estimated);
     if (flops > 0)

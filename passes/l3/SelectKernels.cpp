@@ -3,6 +3,7 @@
 #include "mncc/passes/l3/Passes.h"
 
 #include "mncc/codegen/MLIRBridge.h"
+#include "mncc/reference/Kernel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -21,6 +22,8 @@ namespace {
 class SelectKernelsPass
     : public mncc::l3::impl::SelectKernelsBase<SelectKernelsPass> {
 public:
+  using SelectKernelsBase::SelectKernelsBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -37,12 +40,55 @@ public:
         return;
       }
       std::string whyNot;
-      const KernelGenerator *generator = findKernelGenerator(*request, whyNot);
+      bool forced = llvm::is_contained(opsOnHost, kernel.getOpType().str());
+      const KernelGenerator *generator =
+          forced ? nullptr : findKernelGenerator(*request, whyNot);
       if (!generator) {
-        kernel.emitError("node '")
-            << kernel.getNode() << "' (" << kernel.getOpType()
-            << ") has no device kernel: " << whyNot;
-        failedAny = true;
+        if (!forced && !hostFallback) {
+          kernel.emitError("node '")
+              << kernel.getNode() << "' (" << kernel.getOpType()
+              << ") has no device kernel: " << whyNot;
+          failedAny = true;
+          return;
+        }
+        auto domain = kernel->getAttrOfType<StringAttr>("domain");
+        // Nodes of other domains have no host function form yet.
+        if (domain || !reference::lookupKernel("", kernel.getOpType())) {
+          kernel.emitError("node '")
+              << kernel.getNode() << "' ("
+              << (domain ? domain.str() + "." : std::string())
+              << kernel.getOpType()
+              << ") runs neither on the device (" << whyNot
+              << ") nor on the host (pfvm:cpu has no kernel for it)";
+          failedAny = true;
+          return;
+        }
+        // The host runs it between the device programs, reading its inputs
+        // from DRAM and writing its outputs back in their canonical forms.
+        kernel.setGeneratorAttr(builder.getStringAttr(l3::kHostGenerator));
+        kernel->setAttr("host_reason",
+                        builder.getStringAttr(
+                            forced ? std::string("CODEGEN_OPS_ON_HOST")
+                                   : "no device kernel: " + whyNot));
+        SmallVector<Attribute> inputs(kernel.getInputs().begin(),
+                                      kernel.getInputs().end());
+        for (Attribute &attribute : inputs) {
+          auto symbol = llvm::cast<SymbolRefAttr>(attribute);
+          auto buffer =
+              symbols.lookup<l3::BufferOp>(symbol.getRootReference());
+          if (!buffer || !buffer.getArrangement())
+            continue;
+          // The host reads constants in their DRAM form, not a kernel's.
+          OpBuilder::InsertionGuard guard(builder);
+          builder.setInsertionPoint(buffer);
+          auto copy = llvm::cast<l3::BufferOp>(builder.clone(*buffer));
+          copy.removeArrangementAttr();
+          copy.setLongWordsAttr(builder.getI64IntegerAttr(
+              formOfBuffer(copy).groupLongWords()));
+          symbols.insert(copy);
+          attribute = FlatSymbolRefAttr::get(copy.getSymNameAttr());
+        }
+        kernel.setInputsAttr(builder.getArrayAttr(inputs));
         return;
       }
       kernel.setGeneratorAttr(builder.getStringAttr(generator->name()));
@@ -58,8 +104,16 @@ public:
         if (!custom)
           continue;
         auto found = arrangements.find(buffer);
-        if (found != arrangements.end()) {
-          if (found->second == generator->name())
+        bool readByHost = false;
+        module.walk([&](l3::KernelOp other) {
+          if (other.getGenerator() == l3::kHostGenerator)
+            for (Attribute input : other.getInputs())
+              readByHost |= llvm::cast<SymbolRefAttr>(input)
+                                .getRootReference() == buffer.getSymName();
+        });
+        if (found != arrangements.end() || readByHost) {
+          if (found != arrangements.end() &&
+              found->second == generator->name())
             continue;
           // Read in two arrangements: this kernel gets its own copy.
           OpBuilder::InsertionGuard guard(builder);

@@ -17,6 +17,7 @@
 #include "mncc/Registration.h"
 #include "mncc/onnx/Import.h"
 #include "mncc/pipeline/Compile.h"
+#include "mncc/runtime/Runtime.h"
 #include "mncc/support/Diagnostics.h"
 #include "mncc/support/ToolOptions.h"
 
@@ -232,6 +233,14 @@ int mncc::tool::runCompile(const char *argv0) {
     llvm::outs() << "mncc: stopped after "
                  << getPhaseInfo(*result.lastPhase).name << ": "
                  << result.stopReason << "\n";
+  std::vector<std::string> hosted =
+      mncc::runtime::hostNodesOfCodegenDir(compileOutput);
+  if (!hosted.empty())
+    llvm::outs() << "mncc: " << hosted.size()
+                 << (hosted.size() == 1 ? " node runs" : " nodes run")
+                 << " on the host (" << compileOutput
+                 << "/partitions.json says why): " << llvm::join(hosted, ", ")
+                 << "\n";
   llvm::outs().flush(); // before the note, when both go to one pipe
   if (!result.notImplemented.empty())
     llvm::errs() << "mncc: note: " << result.notImplemented.size()

@@ -105,6 +105,10 @@ std::unique_ptr<Executable> loadCodegenDir(const std::string &codegenDir,
 /// "" when it does not say.
 std::string modelOfCodegenDir(const std::string &codegenDir);
 
+/// The nodes a codegen_dir runs on the host ("TopK#2 (TopK)"), from its
+/// partitions.json.
+std::vector<std::string> hostNodesOfCodegenDir(const std::string &codegenDir);
+
 /// The tolerance `--verify` allows a device result, by the float_dtype of
 /// the compile (docs/codegen.md, "Tolerances"): |a - b| <= atol + rtol |b|,
 /// atol = absoluteScale * max |b| over the output.

@@ -129,6 +129,14 @@ public:
                           " long words per PE" +
                           (immediate ? ", immediate operand" : "");
 
+    bool relu = op.opType == std::string_view("Relu");
+    if (relu) {
+      // Relu is max(x, +0) on the ALU: a negative x gives +0 and -0 stays
+      // -0 (both zero: x is kept), bit for bit what pfvm:cpu gives
+      // (x < 0 ? 0 : x); frelu would give -0 for every negative x.
+      out.step({"zero " + peOperand(PeMemory::GRF0, Width::DoubleLong, 0, 0)});
+      out.nop();
+    }
     if (immediate) {
       // The constant fills GRF0 long words 0..1 of every PE.
       out.step({"imm " + immediateWord(result.type, *immediate) + " " +
@@ -156,8 +164,8 @@ public:
         std::string_view type = op.opType;
         bool half = result.type == DeviceType::Half;
         if (type == "Relu")
-          expression =
-              std::string(half ? "hrelu " : "frelu ") + a + " " + a + " " + o;
+          expression = std::string(half ? "hmax " : "fmax ") + a + " " +
+                       peOperand(PeMemory::GRF0, Width::Long, 0, 0) + " " + o;
         else if (type == "Identity")
           expression = "lpassa " + a + " " + o;
         else if (type == "Neg")

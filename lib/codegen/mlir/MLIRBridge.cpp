@@ -323,8 +323,11 @@ FailureOr<KernelRequest> codegen::requestForOnnxOp(
   KernelRequest request;
   request.opType = onnxOpTypeOf(op);
   request.nodeName = nodeNameOf(op);
+  // A node of another domain keeps its ONNX attributes in one dictionary.
+  auto custom = llvm::dyn_cast<onnx::CustomOp>(op);
   FailureOr<std::map<std::string, reference::Attribute>> attributes =
-      kernelAttributesOf(op, op->getAttrDictionary());
+      kernelAttributesOf(op, custom ? custom.getOnnxAttributes()
+                                    : op->getAttrDictionary());
   if (failed(attributes))
     return failure();
   request.attributes = std::move(*attributes);

@@ -22,6 +22,9 @@ namespace mncc::l3 {
 
 /// The symbol name kernels use for an omitted optional input.
 inline constexpr llvm::StringLiteral kNoneBuffer = "none";
+/// The generator of a kernel the host runs (pfvm:cpu) between the device
+/// programs.
+inline constexpr llvm::StringLiteral kHostGenerator = "host";
 
 } // namespace mncc::l3
 

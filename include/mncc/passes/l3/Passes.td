@@ -24,15 +24,27 @@ def LowerToL3 : Pass<"mncc-lower-to-l3", "mlir::ModuleOp"> {
 }
 
 def SelectKernels : Pass<"mncc-select-kernels", "mlir::ModuleOp"> {
-  let summary = "Chooses the kernel generator of every kernel";
+  let summary = "Chooses the kernel generator of every kernel, or the host";
   let description = [{
     Sets `generator` on every `l3.kernel` to the first kernel generator that
     takes it (docs/codegen.md C10), and gives each constant a kernel packs
     in its own arrangement its `arrangement` and size (C3); a constant that
-    two kernels read in different arrangements is split in two buffers. A
-    kernel no generator takes is an error naming the node, its operator and
-    every generator's reason.
+    two kernels read in different arrangements is split in two buffers.
+
+    A node whose operator is in `ops-on-host` (CODEGEN_OPS_ON_HOST), or
+    that no generator takes while `host-fallback` is on, runs on the host:
+    `generator = "host"` with the reason in `host_reason`; the runtime runs
+    it on pfvm:cpu between the device programs (docs/codegen.md, "Host
+    partitions"). A node no generator takes with `host-fallback` off, or
+    that pfvm:cpu cannot run either, is an error naming the node, its
+    operator and every generator's reason.
   }];
+  let options = [
+    ListOption<"opsOnHost", "ops-on-host", "std::string",
+               "Operator types to run on the host (CODEGEN_OPS_ON_HOST)">,
+    Option<"hostFallback", "host-fallback", "bool", "true",
+           "Run on the host the nodes no device kernel takes">,
+  ];
 }
 
 def Schedule : Pass<"mncc-schedule", "mlir::ModuleOp"> {
@@ -77,7 +89,8 @@ def LinkProgram : Pass<"mncc-link-program", "mlir::ModuleOp"> {
   let description = [{
     Concatenates the kernels' assembly in schedule order, each preceded by a
     comment naming its graph node, into one `l3.program`: the program.vsm of
-    the codegen_dir. With `use-merge` (CODEGEN_USE_MERGE) the instruction
+    the codegen_dir. A host node is a `# host node ...` line between the
+    device programs. With `use-merge` (CODEGEN_USE_MERGE) the instruction
     streams of consecutive kernels would be merged (L1Merge); until that
     exists the kernels are concatenated.
   }];
