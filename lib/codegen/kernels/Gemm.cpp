@@ -409,6 +409,12 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
       s.subProblems.push_back({0, p.batches * p.m, 0});
     }
   }
+  // A is plain rows when every output row reads the A row of its index.
+  bool plain = !p.blockDiagonal && p.a->form.rows() == p.batches * p.m;
+  for (int64_t beta = 0; beta < p.batches && plain; ++beta)
+    plain = p.aBatch[size_t(beta)] == beta;
+  if (plain)
+    s.plainA = &p.a->form;
   built.a = std::make_unique<GemmA>(p, unit);
   built.b = std::make_unique<GemmB>(p, unit);
   s.a = built.a.get();

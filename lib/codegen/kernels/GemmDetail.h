@@ -158,6 +158,17 @@ void loadConstantStream(VsmWriter &out, const ConstantStream &stream,
                         PeMemory memory, int64_t peLongWord, int64_t l2bmBase,
                         int64_t l1bmBase);
 
+//===----------------------------------------------------------------------===//
+// The streaming plan (GemmStream.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Whether the streaming plan takes the product (large half GEMMs: every
+/// group its own rows, 128 N-tiles, B resident in LM1); its B image size.
+bool streamApplies(const ProductSpec &spec, int64_t &bImageLongWords);
+void packStreamB(const ProductSpec &spec, DramImage &image);
+bool emitStream(const ProductSpec &spec, VsmWriter &out,
+                KernelDescription &description, std::string &error);
+
 } // namespace mncc::codegen::gemm
 
 #endif // MNCC_LIB_CODEGEN_KERNELS_GEMMDETAIL_H

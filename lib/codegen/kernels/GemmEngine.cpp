@@ -966,6 +966,13 @@ void emitBiasMatrix(VsmWriter &out, const Plan &p) {
 
 bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
                        std::string &error) {
+  int64_t streamed = 0;
+  if (streamApplies(spec, streamed)) {
+    layout = BLayout();
+    layout.imageLongWords = streamed;
+    layout.streamed = true;
+    return true;
+  }
   Plan p;
   if (!makePlan(spec, p, error))
     return false;
@@ -975,6 +982,10 @@ bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
 
 void gemm::packBImage(const ProductSpec &spec, const BLayout &layout,
                       DramImage &image) {
+  if (layout.streamed) {
+    packStreamB(spec, image);
+    return;
+  }
   Plan p;
   std::string error;
   makePlan(spec, p, error);
@@ -1160,6 +1171,9 @@ void emitStore(VsmWriter &out, const Plan &p, const Chunk &c) {
 
 bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
                        KernelDescription &description, std::string &error) {
+  int64_t streamed = 0;
+  if (streamApplies(spec, streamed))
+    return emitStream(spec, out, description, error);
   Plan p;
   if (!makePlan(spec, p, error))
     return false;

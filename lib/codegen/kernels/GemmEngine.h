@@ -156,6 +156,9 @@ struct ProductSpec {
   const BOperand *b = nullptr;
   /// DRAM address of the packed B image (packBImage), every group.
   int64_t bBase = 0;
+  /// A when it is plain rows: compute row r is row r of this tensor, its
+  /// quads the K-chunks (null otherwise). The streaming plan needs it.
+  const DramForm *plainA = nullptr;
   BiasSpec bias;
 };
 
@@ -176,6 +179,8 @@ bool emitProduct(const ProductSpec &spec, VsmWriter &out,
 /// How the engine arranges B tiles in DRAM (what packConstant writes),
 /// reproduced on the host from the plan.
 struct BLayout {
+  /// The streaming plan's layout (GemmStream.cpp).
+  bool streamed = false;
   bool mabBroadcast = false;
   bool l1bDistinct = false;
   int64_t kChunks = 0;

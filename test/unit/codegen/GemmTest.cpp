@@ -264,7 +264,11 @@ INSTANTIATE_TEST_SUITE_P(
         matmul("batched_broadcast", {{2, 1, 5, 8}, {1, 3, 8, 6}},
                {2, 3, 5, 6}, S),
         matmul("batched_aligned", {{2, 16, 32}, {2, 32, 16}}, {2, 16, 16}, H),
-        matmul("vector_a", {{48}, {48, 20}}, {20}, H)),
+        matmul("vector_a", {{48}, {48, 20}}, {20}, H),
+        // The streaming plan (rows of A through LM0, B resident).
+        gemm("stream_half", {{384, 256}, {256, 2048}}, {384, 2048}, H),
+        gemm("stream_bias_half", {{400, 512}, {512, 2048}, {2048}},
+             {400, 2048}, H, false, 0.5f, 0.75f)),
     [](const ::testing::TestParamInfo<GemmCase> &info) {
       return std::string(info.param.name);
     });
