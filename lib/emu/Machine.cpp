@@ -701,7 +701,10 @@ void Machine::debugGet(const Statement &stmt, std::string &dump) const {
           switch (access.Where) {
           case Space::DRAM:
           case Space::PDM:
-            shownAddress = access.Address + k;
+            // Labelled with the address read, wrapped as every memory's is.
+            shownAddress = (access.Address + k) % (access.Where == Space::PDM
+                                                       ? PdmLongWords
+                                                       : DramLongWords);
             value = readUpper(access.Where, g, shownAddress);
             break;
           case Space::L2BM:

@@ -366,7 +366,8 @@ bool LineParser::parseOperand(Token token, Operand &op, bool allowHierarchy,
         return fail(at(), "expected ']' after 4 flat addresses");
     } else if (cur.number(value)) {
       if (value > 0xffffffffu)
-        return fail(at(), "address out of range");
+        return fail(at(), "address out of range (at most 0xffffffff; "
+                          "addresses wrap at the memory's size)");
       op.Address[0] = uint32_t(value);
       for (int c = 1; c < 4; ++c)
         op.Address[c] = op.Address[0];
@@ -379,7 +380,8 @@ bool LineParser::parseOperand(Token token, Operand &op, bool allowHierarchy,
       op.Stride = uint16_t(op.Size);
       if (cur.number(value)) {
         if (value > target::LmWords)
-          return fail(at(), "stride out of range");
+          return fail(at(), "stride out of range (at most " +
+                                std::to_string(target::LmWords) + " words)");
         op.Stride = uint16_t(value);
       }
     }
@@ -1304,9 +1306,16 @@ bool LineParser::parseMv(const std::vector<Token> &tokens, Statement &stmt) {
         return fail(tokens[0].Column, "expected one count after 'nd'");
       haveRepeat = true;
     } else if (cur.consume('n')) {
-      if (haveSize || !cur.number(value) || value == 0 || value > (1u << 24))
+      if (haveSize)
         return fail(tokens[0].Column,
-                    "'" + std::string(mode) + "' needs one '/n<size>'");
+                    "'" + std::string(mode) + "' takes one '/n<size>'");
+      if (!cur.number(value) || value == 0 || value > (1u << 24))
+        return fail(tokens[0].Column,
+                    "'" + std::string(mode) + "': the size after 'n' must be " +
+                        std::to_string(MvUnitLongWords) + " to " +
+                        std::to_string(1u << 24) +
+                        " long words, a multiple of " +
+                        std::to_string(MvUnitLongWords));
       haveSize = true;
       mv.Size = uint32_t(value);
     } else if (cur.consume('i')) {
@@ -1537,7 +1546,8 @@ bool LineParser::parseDebug(const std::vector<Token> &tokens, Statement &stmt) {
   Cursor cur(tokens[3].Text);
   uint64_t count;
   if (!cur.number(count) || !cur.atEnd() || count == 0 || count > (1u << 20))
-    return fail(tokens[3].Column, "expected a word count");
+    return fail(tokens[3].Column, "expected a word count, 1 to " +
+                                      std::to_string(1u << 20));
   debug.Count = uint32_t(count);
   if (stmt.StmtKind == Statement::DebugSet) {
     if (tokens.size() < 5)
@@ -1582,7 +1592,8 @@ bool LineParser::parseDramLoad(const std::vector<Token> &tokens,
   if (!hex(tokens[2].Text, address))
     return fail(tokens[2].Column, "expected a hexadecimal address");
   if (!hex(tokens[3].Text, count) || count == 0 || count > (1u << 20))
-    return fail(tokens[3].Column, "expected a hexadecimal long word count");
+    return fail(tokens[3].Column,
+                "expected a hexadecimal long word count, 1 to 100000 (2^20)");
   stmt.StmtKind = Statement::DebugSet;
   DebugAccess &access = stmt.Debug;
   access.Where = Space::DRAM;
