@@ -802,10 +802,17 @@ bool lowerPool(Lowering &l) {
 
 bool lowerBatchNorm(Lowering &l) {
   const KernelRequest &r = l.request();
-  if (!checkOutputs(l, 1) || !checkInputs(l, 5, 5))
+  bool training = r.getInt("training_mode", 0) != 0;
+  if (!checkInputs(l, 5, 5))
     return false;
-  if (r.getInt("training_mode", 0) != 0)
-    return l.fail("BatchNormalization in training mode is not supported");
+  // Training mode adds the running mean and variance (optional outputs).
+  size_t outputs = 0;
+  for (size_t o = 0; o < r.outputs.size(); ++o)
+    if (!r.outputs[o].omitted)
+      outputs = o + 1;
+  if (r.outputs.empty() || r.outputs[0].omitted ||
+      outputs > (training ? 3u : 1u))
+    return l.fail("BatchNormalization with these outputs is not supported");
   const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
   if (in.shape != out.shape || in.shape.size() < 2)
     return l.fail("BatchNormalization needs an output shaped as its input, "
@@ -814,6 +821,10 @@ bool lowerBatchNorm(Lowering &l) {
   for (size_t i = 1; i < 5; ++i)
     if (r.inputs[i].form.shape != std::vector<int64_t>{channels})
       return l.fail("the parameters of BatchNormalization are [C] vectors");
+  for (size_t o = 1; o < outputs; ++o)
+    if (!r.outputs[o].omitted &&
+        r.outputs[o].form.shape != std::vector<int64_t>{channels})
+      return l.fail("the running statistics are [C] vectors");
   const PeImage *x = l.placeInput(0, {LM0, LM1});
   const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
   if (!y)
@@ -822,20 +833,72 @@ bool lowerBatchNorm(Lowering &l) {
   for (size_t i = 1; i < 5; ++i)
     if (!(param[i] = l.placeInput(i, {GRF0, LM0, LM1, GRF1})))
       return false;
+  const PeImage *running[3] = {nullptr, nullptr, nullptr};
+  for (size_t o = 1; o < outputs; ++o)
+    if (!r.outputs[o].omitted && !(running[o] = l.placeOutput(o, {LM0, LM1})))
+      return false;
   // Per channel: the scale s and the shift t (y = x s + t), and scratch,
-  // each in its own memory so that no operation reads one memory twice.
+  // each in its own memory so that no operation reads one memory twice;
+  // in training mode the batch's mean and variance too.
   std::optional<Slot> s = l.allocate({GRF0, LM0, LM1}, int32_t(channels));
   std::optional<Slot> t = l.allocate({GRF1, LM1, LM0}, int32_t(channels));
   std::optional<Slot> h = l.allocate({LM0, LM1}, int32_t(channels));
   std::optional<Slot> e = l.allocate({LM1, LM0}, int32_t(channels));
-  if (!s || !t || !h || !e)
+  std::optional<Slot> batchMean, batchVar;
+  if (training) {
+    batchMean = l.allocate({GRF0, GRF1, LM1, LM0}, int32_t(channels));
+    batchVar = l.allocate({GRF0, GRF1, LM1, LM0}, int32_t(channels));
+  }
+  if (!s || !t || !h || !e || (training && (!batchMean || !batchVar)))
     return false;
   l.loadInputs();
   ElemProgram &p = l.program();
   float epsilon = r.getFloat("epsilon", 1e-5f);
+  float momentum = r.getFloat("momentum", 0.9f);
   auto at = [&](size_t i, int64_t c) {
     return Slot{param[i]->memory, param[i]->wordOf({c})};
   };
+  // The statistics each channel uses: the inputs', or in training mode the
+  // batch's, over N and the spatial dimensions (the variance of the values
+  // around their mean, divided by their count, as the reference computes
+  // it).
+  std::vector<Slot> useMean(static_cast<size_t>(channels)),
+      useVar(static_cast<size_t>(channels));
+  if (training) {
+    std::vector<std::vector<std::vector<int64_t>>> members(
+        static_cast<size_t>(channels));
+    forEachIndex(in.shape, [&](const std::vector<int64_t> &index) {
+      members[size_t(index[1])].push_back(index);
+    });
+    for (int64_t c = 0; c < channels; ++c) {
+      const auto &list = members[size_t(c)];
+      Slot mean = batchMean->offset(int32_t(c));
+      Slot var = batchVar->offset(int32_t(c));
+      std::vector<Slot> sources;
+      for (const auto &index : list)
+        sources.push_back({x->memory, x->wordOf(index)});
+      float inverse = list.empty() ? 0.0f : 1.0f / float(list.size());
+      l.fold(mean, sources, Lowering::Fold::Sum);
+      p.mul(mean, mean, p.constant(inverse));
+      // Deviations in the output's words, then their squares summed.
+      for (size_t k = 0; k < list.size(); ++k) {
+        Slot d{y->memory, y->wordOf(list[k])};
+        p.add(d, sources[k], mean, true);
+        if (k == 0)
+          p.mul(var, d, d);
+        else
+          p.fma(var, d, d, var);
+      }
+      p.mul(var, var, p.constant(inverse));
+      useMean[size_t(c)] = mean;
+      useVar[size_t(c)] = var;
+    }
+  } else {
+    for (int64_t c = 0; c < channels; ++c) {
+      useMean[size_t(c)] = at(3, c);
+      useVar[size_t(c)] = at(4, c);
+    }
+  }
   for (int64_t c = 0; c < channels; ++c) {
     int32_t ci = int32_t(c);
     Slot v = h->offset(ci), g = s->offset(ci), q = e->offset(ci),
@@ -843,7 +906,7 @@ bool lowerBatchNorm(Lowering &l) {
     // v = var + epsilon; g ~ 1 / sqrt(v): frsqrt's 5 bits, then Newton
     // steps g (1.5 - 0.5 v g^2), each doubling the correct bits (four
     // reach single precision from the hardware's estimate).
-    p.add(v, at(4, c), p.constant(epsilon));
+    p.add(v, useVar[size_t(c)], p.constant(epsilon));
     p.rsqrt(g, v);
     p.mul(v, v, p.constant(0.5f));
     for (int iteration = 0; iteration < 4; ++iteration) {
@@ -854,7 +917,7 @@ bool lowerBatchNorm(Lowering &l) {
     }
     // s = scale / sqrt(var + eps); t = B - mean s.
     p.mul(g, g, at(1, c));
-    p.mul(q, at(3, c), g);
+    p.mul(q, useMean[size_t(c)], g);
     p.add(sh, at(2, c), q, true);
   }
   forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
@@ -862,6 +925,17 @@ bool lowerBatchNorm(Lowering &l) {
     p.fma({y->memory, y->wordOf(index)}, {x->memory, x->wordOf(index)},
           s->offset(ci), t->offset(ci));
   });
+  // running = input * momentum + current * (1 - momentum).
+  for (size_t o = 1; o < 3; ++o) {
+    if (!running[o])
+      continue;
+    for (int64_t c = 0; c < channels; ++c) {
+      Slot dst{running[o]->memory, running[o]->wordOf({c})};
+      const std::vector<Slot> &current = o == 1 ? useMean : useVar;
+      p.mul(dst, current[size_t(c)], p.constant(1 - momentum));
+      p.fma(dst, at(o + 2, c), p.constant(momentum), dst);
+    }
+  }
   return true;
 }
 

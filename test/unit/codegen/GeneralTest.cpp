@@ -75,12 +75,14 @@ struct Case {
   double atol = 1e-5, rtol = 1e-5;
   /// int32 tensors (ONNX's integer types) instead of single precision.
   bool integer = false;
+  /// Outputs compared (BatchNormalization's running statistics).
+  size_t outputs = 1;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
 struct Reference {
-  Tensor output;
+  std::vector<Tensor> outputs;
   bool ok = false;
   std::string message;
 };
@@ -89,7 +91,7 @@ Reference referenceOf(const Case &c) {
   std::vector<reference::Value> values;
   for (const Tensor &tensor : c.inputs)
     values.push_back(reference::Value(tensor));
-  reference::SimpleKernelContext context(c.opType, values, 1);
+  reference::SimpleKernelContext context(c.opType, values, c.outputs);
   for (size_t i = 0; i < c.omitted.size(); ++i)
     if (c.omitted[i])
       context.omitInput(i);
@@ -100,7 +102,8 @@ Reference referenceOf(const Case &c) {
   result.ok = status.ok();
   result.message = status.message();
   if (result.ok)
-    result.output = context.outputTensor(0);
+    for (size_t o = 0; o < c.outputs; ++o)
+      result.outputs.push_back(context.outputTensor(o));
   return result;
 }
 
@@ -111,8 +114,11 @@ void runCase(const Case &c, KernelRun *keep = nullptr) {
   ASSERT_TRUE(expected.ok) << expected.message;
   std::vector<bool> constant = c.constant;
   constant.resize(c.inputs.size(), false);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor &output : expected.outputs)
+    shapes.push_back(output.shape());
   KernelRequest request =
-      makeRequest(c.opType, c.inputs, {expected.output.shape()},
+      makeRequest(c.opType, c.inputs, shapes,
                   c.integer ? DeviceType::Int32 : DeviceType::Single, constant);
   request.attributes = c.attributes;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -132,10 +138,13 @@ void runCase(const Case &c, KernelRun *keep = nullptr) {
                         options))
       << error;
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
-  Comparison comparison =
-      compareTensors(run.outputs[0], expected.output, c.atol, c.rtol);
-  EXPECT_TRUE(comparison.within)
-      << comparison.firstMismatch << " (max abs " << comparison.maxAbs << ")";
+  for (size_t o = 0; o < c.outputs; ++o) {
+    Comparison comparison =
+        compareTensors(run.outputs[o], expected.outputs[o], c.atol, c.rtol);
+    EXPECT_TRUE(comparison.within)
+        << "output " << o << ": " << comparison.firstMismatch << " (max abs "
+        << comparison.maxAbs << ")";
+  }
   // The cycle counts documented in docs/codegen.md come from here.
   ::testing::Test::RecordProperty("cycles", std::to_string(run.stats.Cycles));
   ::testing::Test::RecordProperty("steps", std::to_string(run.stats.Steps));
@@ -550,6 +559,12 @@ std::vector<Case> reduceCases() {
     c.inputs = {rnd({2, 3, 4, 5}, 53), rnd({3}, 54), rnd({3}, 55), rnd({3}, 56),
                 rnd({3}, 57, 0.5f, 2)};
     c.attributes["epsilon"] = floatAttr(epsilon);
+    cases.push_back(c);
+    // Training mode: the batch's statistics, and the running ones out.
+    c.name += "_training_mode";
+    c.attributes["training_mode"] = intAttr(1);
+    c.attributes["momentum"] = floatAttr(0.9f);
+    c.outputs = 3;
     cases.push_back(c);
   }
   return cases;
