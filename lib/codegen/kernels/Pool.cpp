@@ -58,8 +58,32 @@ uint32_t floatBits(float value) {
   return bits;
 }
 
+/// The accumulating expression of a pool: acc = max(x, acc) or x + acc
+/// (half: rounded to half each time, the accumulator read as the single
+/// addend with "e"), and the scaling by a divisor.
+std::string accumulate(bool isMax, bool half, const std::string &x,
+                       const std::string &acc) {
+  if (isMax)
+    return std::string(half ? "hmax " : "fmax ") + x + " " + acc + " " + acc;
+  return half ? "hvaddr " + x + " " + acc + "e " + acc
+              : "fvadd " + x + " " + acc + " " + acc;
+}
+std::string scale(bool half, const std::string &acc, const std::string &by) {
+  return std::string(half ? "hvmulr " : "fvmul ") + acc + " " + by + " " + acc;
+}
+/// A constant as a word of the pool's type (a half in both halves).
+uint32_t constantWord(bool half, float value) {
+  if (!half)
+    return floatBits(value);
+  uint16_t bits = 0;
+  hostToDevice(reference::DType::Float32, &value, DeviceType::Half, &bits, 1);
+  return uint32_t(bits) << 16 | bits;
+}
+
 struct Geometry {
   bool isMax = true;
+  /// Half tensors (float_dtype=half): h-precision max, hv* sums (P6).
+  bool half = false;
   bool global = false;
   bool countPad = false;
   int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
@@ -122,10 +146,12 @@ bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
   }
   const DramForm &x = request.inputs[0].form;
   const DramForm &y = request.outputs[0].form;
-  if (x.type != DeviceType::Single || y.type != DeviceType::Single) {
-    whyNot = "only single-precision tensors";
+  if (x.type != y.type ||
+      (x.type != DeviceType::Single && x.type != DeviceType::Half)) {
+    whyNot = "only single- or half-precision tensors of one type";
     return false;
   }
+  g.half = x.type == DeviceType::Half;
   if (x.shape.size() != 4 || y.shape.size() != 4) {
     whyNot = "only 2-D pools (4-D tensors)";
     return false;
@@ -343,19 +369,17 @@ void PoolGenerator::emitTaps(VsmWriter &out, const Geometry &g) const {
         std::string acc = peOperand(PeMemory::LM1, Width::Long, 8 * group);
         if (first)
           step("lpassa " + x + " " + acc, group, 2);
-        else if (g.isMax)
-          step("fmax " + x + " " + acc + " " + acc, group, 2);
         else
-          step("fvadd " + x + " " + acc + " " + acc, group, 3);
+          step(accumulate(g.isMax, g.half, x, acc), group, g.isMax ? 2 : 3);
       }
       first = false;
     }
   if (!g.isMax)
     for (int64_t group = 0; group < groups; ++group) {
       std::string acc = peOperand(PeMemory::LM1, Width::Long, 8 * group);
-      step("fvmul " + acc + " " +
-               peOperand(PeMemory::GRF0, Width::Long, 8 * group) + " " + acc,
-           group, 3);
+      step(
+          scale(g.half, acc, peOperand(PeMemory::GRF0, Width::Long, 8 * group)),
+          group, 3);
     }
   int64_t last = *std::max_element(ready.begin(), ready.end());
   out.nop(unsigned(std::max<int64_t>(0, last - now)));
@@ -367,7 +391,6 @@ void PoolGenerator::emitTaps(VsmWriter &out, const Geometry &g) const {
 /// them: from its first positions, or at the neutral value.
 void PoolGenerator::emitGlobalChunk(VsmWriter &out, const Geometry &g,
                                     int64_t count, bool firstChunk) const {
-  const char *op = g.isMax ? "fmax " : "fvadd ";
   int64_t latency = g.isMax ? 2 : 3;
   std::vector<int64_t> ready(3, 0);
   int64_t now = 0;
@@ -398,7 +421,7 @@ void PoolGenerator::emitGlobalChunk(VsmWriter &out, const Geometry &g,
     if (firstChunk && t < 3)
       issue(a, "lpassa " + x + " " + acc, 2);
     else
-      issue(a, op + x + " " + acc + " " + acc, latency);
+      issue(a, accumulate(g.isMax, g.half, x, acc), latency);
   }
   int64_t last = *std::max_element(ready.begin(), ready.end());
   out.nop(unsigned(std::max<int64_t>(0, last - now)));
@@ -454,7 +477,8 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
       return found->second;
     int64_t row = int64_t(divisorRows.size());
     divisorRow[count] = row;
-    divisorRows.push_back(floatBits(count ? 1.0f / float(count) : 0.0f));
+    divisorRows.push_back(
+        constantWord(g.half, count ? 1.0f / float(count) : 0.0f));
     return row;
   };
   if (!g.isMax)
@@ -471,7 +495,9 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
             x.groupLongWords());
     mv.waitAll();
   }
-  std::vector<uint32_t> tables = {g.isMax ? 0xff800000u : 0u};
+  // The neutral slot: -inf (single 0xff800000, half 0xfe00) or 0.
+  std::vector<uint32_t> tables = {g.isMax ? (g.half ? 0xfe00fe00u : 0xff800000u)
+                                          : 0u};
   tables.insert(tables.end(), divisorRows.begin(), divisorRows.end());
   emitTables(out, tables, pdmNeutral);
 
@@ -590,7 +616,6 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
     if (g.global) {
       // Three accumulators of four into long word 0: the second and third
       // through GRF1 (one LM1 read port).
-      const char *op = g.isMax ? "fmax " : "fvadd ";
       unsigned wait = g.isMax ? 1 : 2;
       std::string set0 = peOperand(PeMemory::LM1, Width::Long, 0);
       for (int a = 1; a < 3; ++a)
@@ -598,9 +623,9 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
                   " " + peOperand(PeMemory::GRF1, Width::Long, 8 * a)});
       out.nop();
       for (int a = 1; a < 3; ++a) {
-        out.step({std::string(op) +
-                  peOperand(PeMemory::GRF1, Width::Long, 8 * a) + " " + set0 +
-                  " " + set0});
+        out.step(
+            {accumulate(g.isMax, g.half,
+                        peOperand(PeMemory::GRF1, Width::Long, 8 * a), set0)});
         out.nop(wait);
       }
       // Lanes 1-3 to GRF1, then folded into lane 0 one at a time.
@@ -609,9 +634,9 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
       out.nop();
       std::string lane0 = peOperand(PeMemory::LM1, Width::Long, 0, 0);
       for (int lane = 1; lane < 4; ++lane) {
-        out.step({std::string(op) +
-                  peOperand(PeMemory::GRF1, Width::Long, 2 * lane, 0) + " " +
-                  lane0 + " " + lane0});
+        out.step({accumulate(
+            g.isMax, g.half,
+            peOperand(PeMemory::GRF1, Width::Long, 2 * lane, 0), lane0)});
         out.nop(wait);
       }
       if (!g.isMax) {
@@ -619,15 +644,16 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
                   ("ui\"0x" +
                    [&] {
                      char b[16];
-                     std::snprintf(b, sizeof b, "%08x",
-                                   floatBits(1.0f / float(g.h * g.w)));
+                     std::snprintf(
+                         b, sizeof b, "%08x",
+                         constantWord(g.half, 1.0f / float(g.h * g.w)));
                      return std::string(b);
                    }() +
                    "\"") +
                   " " + peOperand(PeMemory::GRF1, Width::Long, 16, 0)});
         out.nop();
-        out.step({"fvmul " + lane0 + " " +
-                  peOperand(PeMemory::GRF1, Width::Long, 16, 0) + " " + lane0});
+        out.step({scale(g.half, lane0,
+                        peOperand(PeMemory::GRF1, Width::Long, 16, 0))});
         out.nop(2);
       }
     }

@@ -32,7 +32,21 @@ struct Case {
   bool ceil = false;
   std::vector<int64_t> dilations = {};
   bool countIncludePad = false;
+  /// Half tensors (float_dtype=half).
+  bool half = false;
 };
+
+/// Float32 values rounded to the device's half and back (DeviceType.h).
+reference::Tensor throughHalf(const reference::Tensor &t) {
+  int64_t n = t.numElements();
+  std::vector<uint16_t> bits(static_cast<size_t>(n));
+  EXPECT_TRUE(hostToDevice(reference::DType::Float32, t.raw(), DeviceType::Half,
+                           bits.data(), n));
+  reference::Tensor back(reference::DType::Float32, t.shape());
+  EXPECT_TRUE(deviceToHost(DeviceType::Half, bits.data(),
+                           reference::DType::Float32, back.raw(), n));
+  return back;
+}
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
@@ -74,16 +88,19 @@ TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
     attributes["count_include_pad"] = integer(1);
 
   std::vector<reference::Tensor> inputs = {randomTensor(c.shape, 5, -4, 4)};
-  reference::SimpleKernelContext context(c.opType,
-                                         {reference::Value(inputs[0])}, 1);
+  reference::SimpleKernelContext context(
+      c.opType, {reference::Value(c.half ? throughHalf(inputs[0]) : inputs[0])},
+      1);
   for (const auto &[name, attribute] : attributes)
     context.setAttribute(name, attribute);
   reference::Status status = context.run();
   ASSERT_TRUE(status.ok()) << status.message();
-  const reference::Tensor &expected = context.outputTensor(0);
+  reference::Tensor expected =
+      c.half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
 
   KernelRequest request =
-      makeRequest(c.opType, inputs, {expected.shape()}, DeviceType::Single);
+      makeRequest(c.opType, inputs, {expected.shape()},
+                  c.half ? DeviceType::Half : DeviceType::Single);
   request.attributes = attributes;
   KernelRun run;
   std::string error;
@@ -96,8 +113,15 @@ TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   EXPECT_EQ(run.outputForms[0].order, (std::vector<unsigned>{0, 2, 3, 1}));
   bool isMax = c.opType.find("Max") != std::string::npos;
+  // Max exact; averages within the order of the sum and one product, in
+  // half each step rounded to half (P6).
   Comparison comparison = compareTensors(run.outputs[0], expected,
-                                         isMax ? 0 : 1e-6, isMax ? 0 : 4e-7);
+                                         isMax    ? 0
+                                         : c.half ? 5e-2
+                                                  : 1e-6,
+                                         isMax    ? 0
+                                         : c.half ? 8e-3
+                                                  : 4e-7);
   EXPECT_TRUE(comparison.within)
       << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
   // The channel padding of every output row is zero.
@@ -105,10 +129,14 @@ TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
   for (unsigned g = 0; g < form.groups; ++g)
     for (int64_t row = 0; row < form.rowsInGroup(g); ++row)
       for (int64_t e = form.innerExtent(); e < form.innerPadded(); ++e) {
-        uint64_t word = run.outputImages[0]
-                            .data[g][size_t(row * form.rowLongWords() + e / 2)];
-        ASSERT_EQ(e % 2 ? uint32_t(word) : uint32_t(word >> 32), 0u)
-            << "padding of row " << row << " in group " << g;
+        int64_t perLongWord = elementsPerLongWord(form.type);
+        unsigned bits = deviceTypeBits(form.type);
+        uint64_t word =
+            run.outputImages[0]
+                .data[g][size_t(row * form.rowLongWords() + e / perLongWord)];
+        uint64_t element = word >> (64 - bits * (e % perLongWord + 1)) &
+                           ((uint64_t(1) << bits) - 1);
+        ASSERT_EQ(element, 0u) << "padding of row " << row << " in group " << g;
       }
 }
 
@@ -212,7 +240,63 @@ INSTANTIATE_TEST_SUITE_P(
              {2, 2},
              {1, 1, 1, 1}},
         Case{"cnn_wide_channels", "MaxPool", {2, 160, 6, 6}, {2, 2}, {2, 2}},
-        Case{"cnn_global_average", "GlobalAveragePool", {16, 64, 8, 8}, {}}),
+        Case{"cnn_global_average", "GlobalAveragePool", {16, 64, 8, 8}, {}},
+        // Half.
+        Case{"maxpool_2d_pads_half",
+             "MaxPool",
+             {1, 3, 28, 28},
+             {3, 3},
+             {},
+             {2, 2, 2, 2},
+             "",
+             false,
+             {},
+             false,
+             true},
+        Case{"lenet_pool1_max_half",
+             "MaxPool",
+             {16, 6, 28, 28},
+             {2, 2},
+             {2, 2},
+             {},
+             "",
+             false,
+             {},
+             false,
+             true},
+        Case{"averagepool_2d_pads_half",
+             "AveragePool",
+             {1, 3, 28, 28},
+             {3, 3},
+             {},
+             {2, 2, 2, 2},
+             "",
+             false,
+             {},
+             false,
+             true},
+        Case{"globalaveragepool_half",
+             "GlobalAveragePool",
+             {2, 40, 7, 7},
+             {},
+             {},
+             {},
+             "",
+             false,
+             {},
+             false,
+             true},
+        Case{"globalmaxpool_half",
+             "GlobalMaxPool",
+             {1, 3, 5, 5},
+             {},
+             {},
+             {},
+             "",
+             false,
+             {},
+             false,
+             true}),
     [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
 
 TEST(PoolKernel, RefusesIndicesAndLargeWindows) {
