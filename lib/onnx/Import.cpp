@@ -249,6 +249,25 @@ LogicalResult Importer::checkGraph(::onnx::GraphProto &graph,
                          << schema.inputs[formal].name
                          << "') is required, the node leaves it empty";
       }
+      // libonnx's shape inference divides by some attributes (a Conv or
+      // pool with strides 0 stopped mncc with SIGFPE, found by fuzzing):
+      // they must be positive.
+      for (const auto &attribute : node.attribute()) {
+        const std::string &name = attribute.name();
+        bool divisorList = name == "strides" || name == "dilations" ||
+                           name == "kernel_shape";
+        bool divisor = name == "blocksize" || name == "group";
+        if (divisorList)
+          for (int64_t value : attribute.ints())
+            if (value < 1)
+              return error() << describeNode(node, index, graphPath)
+                             << ": attribute '" << name
+                             << "' must be positive, it has " << value;
+        if (divisor && attribute.i() < 1)
+          return error() << describeNode(node, index, graphPath)
+                         << ": attribute '" << name
+                         << "' must be positive, it is " << attribute.i();
+      }
       // libonnx's converter and inference trust the attributes; check them.
       for (const auto &attribute : node.attribute())
         if (!schema.attributeTypes.count(attribute.name()))
