@@ -11,7 +11,7 @@ FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps configure build test demo install format clean fuzz-onnx \
-	fuzz-vsm fuzz-configure \
+	fuzz-run fuzz-vsm fuzz-vsm-run fuzz-layout fuzz-option-json fuzz-configure \
 	supported-ops options-doc
 
 all: build
@@ -37,33 +37,72 @@ demo: build
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
-# The fuzzers, in their own clang-19 build with ASan; each runs
-# FUZZ_SECONDS and keeps what it finds in $(FUZZ_DIR)/findings.
+# The fuzzers, in their own clang-19 build with ASan and UBSan; each runs
+# FUZZ_SECONDS (one job, at the lowest priority, so it does not starve a
+# build) and keeps what it finds in $(FUZZ_DIR)/findings. The corpora start
+# from the test inputs and grow in $(FUZZ_DIR)/corpus-*.
+FUZZ_RUN = ASAN_OPTIONS=detect_leaks=1 nice -n 19
+FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -timeout=30 \
+	-jobs=1 -workers=1 -print_final_stats=1 \
+	-artifact_prefix=$(FUZZ_DIR)/findings/
+
 fuzz-configure: deps
 	@command -v clang++-19 >/dev/null || { echo "the fuzzers need clang-19 and libclang-rt-19-dev (apt-get install clang-19 libclang-rt-19-dev)"; exit 1; }
 	@if [ ! -f $(FUZZ_DIR)/build.ninja ]; then \
 	  cmake -G Ninja -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-	    -DLLVM_USE_SANITIZER=Address -DLLVM_USE_SANITIZE_COVERAGE=ON \
+	    '-DLLVM_USE_SANITIZER=Address;Undefined' -DLLVM_USE_SANITIZE_COVERAGE=ON \
 	    -DMNCC_ENABLE_FUZZERS=ON -DPython3_EXECUTABLE=$(PYTHON); \
 	fi
 	mkdir -p $(FUZZ_DIR)/findings
 
+# The ONNX importer on any bytes.
 fuzz-onnx: fuzz-configure
 	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-onnx-import-fuzzer
 	mkdir -p $(FUZZ_DIR)/corpus-onnx
 	cp examples/models/*.onnxtxt test/onnx/Inputs/*.onnxtxt $(FUZZ_DIR)/corpus-onnx/
-	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/bin/mncc-onnx-import-fuzzer \
-	  -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 \
-	  -artifact_prefix=$(FUZZ_DIR)/findings/ $(FUZZ_DIR)/corpus-onnx
+	$(FUZZ_RUN) $(FUZZ_DIR)/bin/mncc-onnx-import-fuzzer $(FUZZ_FLAGS) \
+	  -max_len=65536 $(FUZZ_DIR)/corpus-onnx
 
+# Small models imported and run on pfvm:cpu (a 64 MiB memory limit).
+fuzz-run: fuzz-configure
+	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-onnx-run-fuzzer
+	mkdir -p $(FUZZ_DIR)/corpus-run
+	cp test/onnx/Inputs/*.onnxtxt test/tools/mncc/Inputs/*.onnxtxt \
+	  fuzz/corpus/run/*.onnxtxt $(FUZZ_DIR)/corpus-run/
+	$(FUZZ_RUN) $(FUZZ_DIR)/bin/mncc-onnx-run-fuzzer $(FUZZ_FLAGS) \
+	  -max_len=8192 $(FUZZ_DIR)/corpus-run
+
+# The VSM parser alone, and parsed programs run (at most 64 statements).
 fuzz-vsm: fuzz-configure
 	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-vsm-parser-fuzzer
 	mkdir -p $(FUZZ_DIR)/corpus-vsm
 	cp test/sim/*.test $(FUZZ_DIR)/corpus-vsm/ 2>/dev/null || true
-	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_DIR)/bin/mncc-vsm-parser-fuzzer \
-	  -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -rss_limit_mb=4096 \
-	  -artifact_prefix=$(FUZZ_DIR)/findings/ $(FUZZ_DIR)/corpus-vsm
+	$(FUZZ_RUN) $(FUZZ_DIR)/bin/mncc-vsm-parser-fuzzer $(FUZZ_FLAGS) \
+	  -max_len=16384 $(FUZZ_DIR)/corpus-vsm
+
+fuzz-vsm-run: fuzz-configure
+	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-vsm-run-fuzzer
+	mkdir -p $(FUZZ_DIR)/corpus-vsm-run
+	cp examples/vsm/*.vsm $(FUZZ_DIR)/corpus-vsm-run/ 2>/dev/null || true
+	$(FUZZ_RUN) $(FUZZ_DIR)/bin/mncc-vsm-run-fuzzer $(FUZZ_FLAGS) \
+	  -max_len=4096 $(FUZZ_DIR)/corpus-vsm-run
+
+# The layout notation.
+fuzz-layout: fuzz-configure
+	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-layout-fuzzer
+	mkdir -p $(FUZZ_DIR)/corpus-layout
+	cp fuzz/corpus/layout/* $(FUZZ_DIR)/corpus-layout/
+	$(FUZZ_RUN) $(FUZZ_DIR)/bin/mncc-layout-fuzzer $(FUZZ_FLAGS) \
+	  -max_len=1024 $(FUZZ_DIR)/corpus-layout
+
+# option_json files.
+fuzz-option-json: fuzz-configure
+	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-option-json-fuzzer
+	mkdir -p $(FUZZ_DIR)/corpus-option-json
+	cp lib/pipeline/presets/*.json $(FUZZ_DIR)/corpus-option-json/
+	$(FUZZ_RUN) $(FUZZ_DIR)/bin/mncc-option-json-fuzzer $(FUZZ_FLAGS) \
+	  -max_len=8192 $(FUZZ_DIR)/corpus-option-json
 
 # Regenerates the tables of docs/options.md from OptionTable.def.
 options-doc: build

@@ -6,23 +6,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mncc/Registration.h"
 #include "mncc/onnx/Import.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <cstddef>
 #include <cstdint>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static mlir::DialectRegistry *registry = [] {
-    auto *result = new mlir::DialectRegistry();
-    mncc::registerAllDialects(*result);
-    return result;
-  }();
-  mlir::MLIRContext context(*registry);
+  // The importer loads the dialects it needs, so the fuzzer links only it.
+  mlir::MLIRContext context;
   context.disableMultithreading();
   mlir::ScopedDiagnosticHandler quiet(
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
