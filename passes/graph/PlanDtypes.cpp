@@ -53,12 +53,13 @@ Value createCast(OpBuilder &builder, Location loc, Value input, Type element,
   return builder.create(state)->getResult(0);
 }
 
-/// The operands of a matrix product computed in half under mixed: Gemm's A
-/// and B, MatMul's both, Conv's X and W. Biases stay single: they are added
-/// in the single accumulator.
+/// The operands of a matrix product computed in half under mixed: all of
+/// them, Gemm's and Conv's bias too. The kernels add the bias through the
+/// matrix unit (a bias tile beside the products), whose operands share one
+/// format; a half bias costs less than the product's own half rounding.
 bool isHalfOperandOfProduct(StringRef opType, unsigned operand) {
   if (opType == "Gemm" || opType == "Conv")
-    return operand < 2;
+    return operand < 3;
   return opType == "MatMul" && operand < 2;
 }
 

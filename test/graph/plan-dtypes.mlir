@@ -8,13 +8,14 @@
 // RUN: mncc-opt --mncc-plan-dtypes='float-dtype=float' %s | FileCheck %s --check-prefix=FLOAT
 // RUN: not mncc-opt --mncc-plan-dtypes='float-dtype=quad' %s 2>&1 | FileCheck %s --check-prefix=BAD
 
-// Under mixed the product's A and B are half and so is its result; the
-// bias stays single (it is added in the single accumulator); the Relu
+// Under mixed the product's A, B and bias are half and so is its result
+// (the bias goes through the matrix unit with the products); the Relu
 // after it is single again.
 // MIXED-LABEL: func.func @gemm_relu
 // MIXED: %[[X:.*]] = "onnx.Cast"(%arg0) {to = 10 : i64} : (tensor<16x784xf32>) -> tensor<16x784xf16>
 // MIXED: %[[W:.*]] = "onnx.Cast"(%{{.*}}) {to = 10 : i64} : (tensor<10x784xf32>) -> tensor<10x784xf16>
-// MIXED: %[[Y:.*]] = "onnx.Gemm"(%[[X]], %[[W]], %{{.*}}) {{.*}} : (tensor<16x784xf16>, tensor<10x784xf16>, tensor<10xf32>) -> tensor<16x10xf16>
+// MIXED: %[[B:.*]] = "onnx.Cast"(%{{.*}}) {to = 10 : i64} : (tensor<10xf32>) -> tensor<10xf16>
+// MIXED: %[[Y:.*]] = "onnx.Gemm"(%[[X]], %[[W]], %[[B]]) {{.*}} : (tensor<16x784xf16>, tensor<10x784xf16>, tensor<10xf16>) -> tensor<16x10xf16>
 // MIXED: %[[S:.*]] = "onnx.Cast"(%[[Y]]) {to = 1 : i64} : (tensor<16x10xf16>) -> tensor<16x10xf32>
 // MIXED: "onnx.Relu"(%[[S]]) : (tensor<16x10xf32>) -> tensor<16x10xf32>
 

@@ -442,10 +442,10 @@ int runOnEmulator(const char *argv0) {
     return 1;
   }
   std::string floatDtype = executable->floatDtype();
-  mncc::runtime::Tolerance tolerance =
-      mncc::runtime::toleranceFor(floatDtype);
   bool allPassed = true;
   for (size_t i = 0; i < outputs.size() && i < expected.size(); ++i) {
+    mncc::runtime::Tolerance tolerance =
+        mncc::runtime::toleranceFor(floatDtype, expected[i].dtype());
     mncc::runtime::Comparison comparison =
         mncc::runtime::compare(outputs[i], expected[i], tolerance);
     allPassed &= comparison.passed;

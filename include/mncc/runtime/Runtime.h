@@ -110,13 +110,15 @@ std::string modelOfCodegenDir(const std::string &codegenDir);
 std::vector<std::string> hostNodesOfCodegenDir(const std::string &codegenDir);
 
 /// The tolerance `--verify` allows a device result, by the float_dtype of
-/// the compile (docs/codegen.md, "Tolerances"): |a - b| <= atol + rtol |b|,
+/// the compile and the element type pfvm:cpu computed the output in
+/// (docs/codegen.md, "Tolerances"): |a - b| <= atol + rtol |b|,
 /// atol = absoluteScale * max |b| over the output.
 struct Tolerance {
   double rtol;
   double absoluteScale;
 };
-Tolerance toleranceFor(const std::string &floatDtype);
+Tolerance toleranceFor(const std::string &floatDtype,
+                       reference::DType referenceType);
 
 struct Comparison {
   double maxAbs = 0;
