@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno> // program_invocation_short_name
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -340,7 +341,8 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape, bool zero)
     throw AllocationError{size.error};
   // An allocation outside a kernel that nobody checked: end cleanly rather
   // than hand out a tensor without storage.
-  std::fprintf(stderr, "error: %s\n", size.error.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", program_invocation_short_name,
+               size.error.c_str());
   std::fflush(stderr);
   std::_Exit(1);
 }

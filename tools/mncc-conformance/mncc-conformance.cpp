@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mncc/Registration.h"
+#include "mncc/Version.h"
 #include "mncc/onnx/TensorIo.h"
 #include "mncc/pipeline/Compile.h"
 #include "mncc/runtime/Runtime.h"
@@ -441,8 +442,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mncc::setToolVersionPrinter();
   mncc::hideUnrelatedOptions({&category});
-  cl::ParseCommandLineOptions(argc, argv,
-                              "mncc-conformance: ONNX test data through mncc\n");
+  if (!mncc::parseToolCommandLine(
+          argc, argv, "mncc-conformance: ONNX test data through mncc\n"))
+    return 1;
   // mncc's own run-time variable for pfvm:cpu, read once, here.
   mncc::reference::setNumThreads(mncc::reference::threadCountFromText(
       std::getenv("MNCC_REFERENCE_THREADS")));
@@ -526,6 +528,8 @@ int main(int argc, char **argv) {
     }
     llvm::json::OStream json(os, 2);
     json.object([&] {
+      // Which mncc produced the report, so reports can be compared.
+      json.attribute("mncc_version", MNCC_VERSION_STRING);
       json.attribute("stage", stageName);
       json.attributeObject("totals", [&] {
         for (const char *status : {"pass", "host", "fail", "unsupported", "skip"})

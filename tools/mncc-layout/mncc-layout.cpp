@@ -30,13 +30,13 @@ const char *const kUsage =
     "       mncc-layout --version\n";
 
 int usageError(const std::string &message) {
-  std::fprintf(stderr, "error: %s\n%s", message.c_str(), kUsage);
+  std::fprintf(stderr, "mncc-layout: error: %s\n%s", message.c_str(), kUsage);
   return 1;
 }
 
-// Prints "error: column N: message", the text, and a caret under column N.
+// Prints "mncc-layout: error: column N: message", the text, and a caret under column N.
 void printLayoutError(const LayoutError &error, const std::string &text) {
-  std::fprintf(stderr, "error: %s\n", error.str().c_str());
+  std::fprintf(stderr, "mncc-layout: error: %s\n", error.str().c_str());
   if (error.column == 0)
     return;
   std::fprintf(stderr, "%s\n%s^\n", text.c_str(),
@@ -87,8 +87,12 @@ int runLocate(const std::vector<std::string> &args) {
   bool haveIndex = false, json = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json") {
+      if (json)
+        return usageError("--json is given more than once");
       json = true;
     } else if (args[i] == "--index" && i + 1 < args.size()) {
+      if (haveIndex)
+        return usageError("--index is given more than once");
       if (!parseIndex(args[++i], index))
         return usageError("--index takes comma-separated integers");
       haveIndex = true;
@@ -123,13 +127,20 @@ int runLocate(const std::vector<std::string> &args) {
 int runValidate(const std::vector<std::string> &args) {
   std::string text;
   ValidationOptions options;
+  bool haveDtype = false, haveMemory = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--dtype" && i + 1 < args.size()) {
+      if (haveDtype)
+        return usageError("--dtype is given more than once");
+      haveDtype = true;
       std::optional<DType> dtype = parseDTypeName(args[++i]);
       if (!dtype)
         return usageError("unknown dtype '" + args[i] + "'");
       options.dtype = *dtype;
     } else if (args[i] == "--memory" && i + 1 < args.size()) {
+      if (haveMemory)
+        return usageError("--memory is given more than once");
+      haveMemory = true;
       std::optional<MemoryKind> memory = parseMemoryKindName(args[++i]);
       if (!memory)
         return usageError("unknown memory '" + args[i] + "'");
@@ -147,7 +158,7 @@ int runValidate(const std::vector<std::string> &args) {
     return 1;
   std::vector<LayoutError> errors = validateLayout(layout, options);
   for (const LayoutError &error : errors)
-    std::fprintf(stderr, "error: %s\n", error.str().c_str());
+    std::fprintf(stderr, "mncc-layout: error: %s\n", error.str().c_str());
   if (!errors.empty())
     return 1;
   std::printf("valid for %s in %s\n", dtypeName(options.dtype),
@@ -172,7 +183,7 @@ int runSwitchPlan(const std::vector<std::string> &args) {
     return 1;
   LayoutResult<SwitchPlan> plan = planSwitch(from, to);
   if (!plan) {
-    std::fprintf(stderr, "error: %s\n", plan.error().str().c_str());
+    std::fprintf(stderr, "mncc-layout: error: %s\n", plan.error().str().c_str());
     return 1;
   }
   std::printf("%s", plan->str().c_str());

@@ -37,7 +37,12 @@ int main(int argc, char **argv) {
       mncc::pipeline::collectOptionEnvironment(environ),
       mncc::pipeline::presetDirectoryFor(
           llvm::sys::fs::getMainExecutable(argv[0], (void *)&main)));
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "mncc optimizer driver: runs mncc and MLIR passes\n",
-      registry));
+      registry);
+  // LLVM keeps the last of an option given twice; mncc's tools refuse it.
+  if (!mncc::rejectRepeatedOptions("mncc-opt"))
+    return 1;
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

@@ -5,7 +5,9 @@
 //   mncc-translate --check-onnx model.onnx
 //
 // An error names the file (and the node), exits with status 1, and leaves no
-// output file behind.
+// output file behind. `-` is standard input (import, export) and standard
+// output (-o, the default); a binary ONNX model is not written to a
+// terminal.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +27,9 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -40,8 +44,9 @@ enum class Action { ImportOnnx, ExportOnnx, CheckOnnx };
 
 cl::OptionCategory category("mncc-translate options");
 
+// Optional, so that a missing one is reported once, by main.
 cl::opt<Action> action(
-    cl::desc("Translation:"), cl::Required, cl::cat(category),
+    cl::desc("Translation:"), cl::cat(category),
     cl::values(
         clEnumValN(Action::ImportOnnx, "import-onnx",
                    "ONNX model (binary or text syntax) to the onnx dialect"),
@@ -50,10 +55,13 @@ cl::opt<Action> action(
         clEnumValN(Action::CheckOnnx, "check-onnx",
                    "run the ONNX checker on a model file")));
 
-cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input file>"),
+cl::opt<std::string> inputFilename(cl::Positional,
+                                   cl::desc("<input file, - for stdin>"),
                                    cl::Required, cl::cat(category));
 
-cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
+cl::opt<std::string> outputFilename("o",
+                                    cl::desc("Output file (default: -, "
+                                             "standard output)"),
                                     cl::value_desc("filename"),
                                     cl::init("-"), cl::cat(category));
 
@@ -95,10 +103,28 @@ int importOnnx(MLIRContext &context) {
     }
     options.inputShapes.push_back(std::move(*shape));
   }
-  OwningOpRef<ModuleOp> module =
-      mncc::importOnnxFile(inputFilename, &context, options);
+  OwningOpRef<ModuleOp> module;
+  if (inputFilename == "-") {
+    // Standard input, as export writes standard output.
+    auto input = llvm::MemoryBuffer::getSTDIN();
+    if (!input) {
+      llvm::errs() << "mncc-translate: error: standard input: "
+                   << input.getError().message() << "\n";
+      return 1;
+    }
+    module = mncc::importOnnxBytes((*input)->getBuffer(), "<stdin>", &context,
+                                   options);
+  } else {
+    module = mncc::importOnnxFile(inputFilename, &context, options);
+  }
   if (!module)
     return 1;
+  if (emitBytecode && outputFilename == "-" &&
+      llvm::sys::Process::StandardOutIsDisplayed()) {
+    llvm::errs() << "mncc-translate: error: refusing to write MLIR bytecode "
+                    "to a terminal (give -o FILE, or redirect)\n";
+    return 1;
+  }
   std::string error;
   auto output = openOutputFile(outputFilename, &error);
   if (!output) {
@@ -153,6 +179,13 @@ int exportOnnx(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
       return 1;
     }
   }
+  // A binary model on a terminal is noise, and may leave it in a bad
+  // state.
+  if (outputFilename == "-" && llvm::sys::Process::StandardOutIsDisplayed()) {
+    llvm::errs() << "mncc-translate: error: refusing to write a binary ONNX "
+                    "model to a terminal (give -o FILE, or redirect)\n";
+    return 1;
+  }
   std::string error;
   auto output = openOutputFile(outputFilename, &error);
   if (!output) {
@@ -176,8 +209,14 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   mncc::setToolVersionPrinter();
   mncc::hideUnrelatedOptions({&category}, /*keepMlirOptions=*/true);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "mncc-translate: ONNX models in and out of MLIR\n");
+  if (!mncc::parseToolCommandLine(
+          argc, argv, "mncc-translate: ONNX models in and out of MLIR\n"))
+    return 1;
+  if (action.getNumOccurrences() == 0) {
+    llvm::errs() << "mncc-translate: error: give a translation: "
+                    "--import-onnx, --export-onnx or --check-onnx\n";
+    return 1;
+  }
 
   // The one compile option mncc-translate acts on; the others are for
   // mncc compile.
@@ -193,6 +232,12 @@ int main(int argc, char **argv) {
   useExternalDataFormat = resolved->options.MNCORE_USE_EXTERNAL_DATA_FORMAT;
 
   if (action == Action::CheckOnnx) {
+    if (inputFilename == "-") {
+      llvm::errs() << "mncc-translate: error: --check-onnx reads a file (its "
+                      "external data is found beside it), not standard "
+                      "input\n";
+      return 1;
+    }
     std::string problem = mncc::checkOnnxFile(inputFilename);
     if (!problem.empty()) {
       llvm::errs() << inputFilename << ": error: " << problem << "\n";

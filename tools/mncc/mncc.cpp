@@ -30,8 +30,9 @@ int main(int argc, char **argv) {
   mncc::setToolVersionPrinter();
   mncc::tool::registerCompileFlags();
   mncc::hideUnrelatedOptions({&mncc::tool::category()});
-  cl::ParseCommandLineOptions(argc, argv,
-                              "mncc: an MLIR-based compiler for MN-Core 2\n");
+  if (!mncc::parseToolCommandLine(
+          argc, argv, "mncc: an MLIR-based compiler for MN-Core 2\n"))
+    return 1;
   if (mncc::tool::compileCommand)
     return mncc::tool::runCompile(argv[0]);
   if (mncc::tool::summaryCommand)

@@ -27,6 +27,22 @@ void hideUnrelatedOptions(
     bool keepMlirOptions = false,
     llvm::cl::SubCommand &sub = llvm::cl::SubCommand::getTopLevel());
 
+/// cl::ParseCommandLineOptions, with mncc's rules on top: every error is
+/// printed as "TOOL: error: message" (LLVM's own say "TOOL: for the -o
+/// option: ..." or name an option category), and an option that takes one
+/// value (a cl::opt, a flag) given more than once is an error, as is more
+/// than one of the names of one enum option (two modes of mncc-translate):
+/// LLVM 19 silently keeps the last. Returns false after printing the
+/// error; the caller exits with status 1.
+bool parseToolCommandLine(int argc, const char *const *argv,
+                          llvm::StringRef overview);
+
+/// The repeated-option check of parseToolCommandLine alone, for a tool whose
+/// command line another library parses (mncc-opt: MlirOptMain). Prints
+/// "TOOL: error: ..." and returns false when an option that takes one
+/// value was given more than once.
+bool rejectRepeatedOptions(llvm::StringRef tool);
+
 /// The names of the top-level options registered so far.
 llvm::StringSet<> registeredOptionNames();
 
