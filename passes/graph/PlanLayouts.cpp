@@ -59,6 +59,25 @@ bool isOrderAgnostic(StringRef opType) {
   return agnostic.count(opType) != 0;
 }
 
+/// Operators that only rename the dimensions of their data (operand 0).
+bool isReshapeLike(StringRef opType) {
+  return opType == "Reshape" || opType == "Flatten" || opType == "Squeeze" ||
+         opType == "Unsqueeze";
+}
+
+/// Whether `value` in `order` already holds the bytes of `result` in its
+/// identity order, so that a reshape between them is an alias wherever the
+/// producer put the data: [N, 1, 1, C] channels last is [N, C] row-major.
+bool reshapeMovesNothing(Value value, const Order &order, Value result) {
+  auto from = llvm::dyn_cast<RankedTensorType>(value.getType());
+  auto to = llvm::dyn_cast<RankedTensorType>(result.getType());
+  if (!from || !to)
+    return false;
+  std::vector<int64_t> fromOrder(order.begin(), order.end());
+  std::optional<DramForm> a = formOf(from, fromOrder), b = formOf(to);
+  return a && b && sameBytes(*a, *b);
+}
+
 bool isConstantLike(Value value) {
   return value.getDefiningOp() && constantValueOf(value);
 }
@@ -388,6 +407,10 @@ private:
           continue;
         }
         if (known->second == want)
+          continue;
+        if (!*fromSpec && i == 0 && isReshapeLike(opType) &&
+            op.getNumResults() == 1 &&
+            reshapeMovesNothing(value, known->second, op.getResult(0)))
           continue;
         auto key = std::make_pair(value.getAsOpaquePointer(), want);
         Value &moved = switches[key];

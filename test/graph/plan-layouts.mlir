@@ -39,3 +39,21 @@ func.func @groups(%x: tensor<16x784xf32>, %y: tensor<16x10xf32>) -> (tensor<16x7
   %b = "onnx.Relu"(%y) : (tensor<16x10xf32>) -> tensor<16x10xf32>
   return %a, %b : tensor<16x784xf32>, tensor<16x10xf32>
 }
+
+// A reshape whose operand already holds its result's bytes keeps the
+// producer's order: [2, 8, 1, 1] channels last is [2, 8] row-major, so the
+// Flatten after the pool is an alias. A Flatten of [2, 8, 4, 4] channels
+// last reorders, and gets its switch to the identity order.
+// CHECK-LABEL: func.func @reshape_in_place
+// CHECK: %[[P:.*]] = "onnx.GlobalAveragePool"
+// CHECK-NOT: mngraph.layout_switch %[[P]]
+// CHECK: "onnx.Flatten"(%[[P]])
+// CHECK: %[[MOVED:.*]] = mngraph.layout_switch %{{.*}} : {{.*}} -> tensor<2x8x4x4xf32, #mngraph.layout<(2,8,4,4)/((2:128), (8:16), (4:4), (4:1, 2_W:1))>>
+// CHECK: "onnx.Flatten"(%[[MOVED]])
+func.func @reshape_in_place(%x: tensor<2x8x4x4xf32>) -> (tensor<2x8xf32>, tensor<2x128xf32>) {
+  %p = "onnx.GlobalAveragePool"(%x) : (tensor<2x8x4x4xf32>) -> tensor<2x8x1x1xf32>
+  %f = "onnx.Flatten"(%p) {axis = 1 : i64} : (tensor<2x8x1x1xf32>) -> tensor<2x8xf32>
+  %q = "onnx.MaxPool"(%x) {kernel_shape = [1, 1]} : (tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
+  %g = "onnx.Flatten"(%q) {axis = 1 : i64} : (tensor<2x8x4x4xf32>) -> tensor<2x128xf32>
+  return %f, %g : tensor<2x8xf32>, tensor<2x128xf32>
+}
