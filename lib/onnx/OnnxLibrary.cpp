@@ -15,6 +15,10 @@
 #include "onnx/version_converter/convert.h"
 
 #include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
 
 using namespace mncc;
 
@@ -57,13 +61,128 @@ llvm::Error onnxlib::convertVersion(::onnx::ModelProto &model,
   }
 }
 
+namespace {
+
+/// The first problem a checked inference function found in this thread's
+/// current inferShapes call.
+thread_local std::string inferenceProblem;
+
+/// What libonnx's inference of a convolution or a pool trusts without
+/// checking (convPoolShapeInference, ONNX 1.12): that X and W have the same
+/// rank when the kernel comes from W (a Conv with a rank-2 X and a rank-4 W
+/// read past the end of a vector: found by fuzzing), that the window
+/// attributes have one entry per spatial dimension (pads two), and that
+/// strides, dilations and kernel_shape are positive (it divides by them).
+/// `weight` is W's input index, or -1 for a pool. Empty when consistent.
+std::string windowProblem(::onnx::InferenceContext &ctx, int weight) {
+  auto rankOf = [&](int index) -> int {
+    if (index < 0 || size_t(index) >= ctx.getNumInputs())
+      return -1;
+    const ::onnx::TypeProto *type = ctx.getInputType(size_t(index));
+    if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
+      return -1;
+    return type->tensor_type().shape().dim_size();
+  };
+  int x = rankOf(0), w = rankOf(weight);
+  if (x >= 0 && x < 2)
+    return "X has rank " + std::to_string(x) + ", it needs at least 2";
+  if (x >= 0 && w >= 0 && x != w)
+    return "X has rank " + std::to_string(x) + " and W rank " +
+           std::to_string(w) + "; they must be equal";
+  int spatial = x >= 2 ? x - 2 : w >= 2 ? w - 2 : -1;
+  struct Expected {
+    const char *name;
+    int factor;
+    bool positive;
+  };
+  for (Expected attribute : {Expected{"kernel_shape", 1, true},
+                             Expected{"strides", 1, true},
+                             Expected{"dilations", 1, true},
+                             Expected{"pads", 2, false},
+                             Expected{"output_padding", 1, false}}) {
+    const ::onnx::AttributeProto *given = ctx.getAttribute(attribute.name);
+    if (!given)
+      continue;
+    if (spatial >= 0 && given->ints_size() != attribute.factor * spatial)
+      return std::string("'") + attribute.name + "' has " +
+             std::to_string(given->ints_size()) + " entries for " +
+             std::to_string(spatial) + " spatial dimensions";
+    if (attribute.positive)
+      for (int64_t value : given->ints())
+        if (value < 1)
+          return std::string("'") + attribute.name + "' must be positive";
+  }
+  return "";
+}
+
+/// libonnx's schemas, with the inference of the window operators checked
+/// first (windowProblem): a problem is reported after inference instead
+/// of libonnx reading out of bounds.
+class CheckedSchemaRegistry : public ::onnx::ISchemaRegistry {
+public:
+  const ::onnx::OpSchema *
+  GetSchema(const std::string &key, const int maxInclusiveVersion,
+            const std::string &domain) const override {
+    const ::onnx::OpSchema *schema =
+        ::onnx::OpSchemaRegistry::Instance()->GetSchema(
+            key, maxInclusiveVersion, domain);
+    int weight = weightIndex(key, domain);
+    if (!schema || weight == kNotWindow)
+      return schema;
+    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<::onnx::OpSchema> &checked = wrapped[schema];
+    if (!checked) {
+      checked = std::make_unique<::onnx::OpSchema>(*schema);
+      ::onnx::InferenceFunction original =
+          schema->GetTypeAndShapeInferenceFunction();
+      checked->TypeAndShapeInferenceFunction(
+          [original, weight, key](::onnx::InferenceContext &ctx) {
+            std::string problem = windowProblem(ctx, weight);
+            if (!problem.empty()) {
+              if (inferenceProblem.empty())
+                inferenceProblem = "a " + key + " node: " + problem;
+              return;
+            }
+            if (original)
+              original(ctx);
+          });
+    }
+    return checked.get();
+  }
+
+private:
+  static constexpr int kNotWindow = -2;
+  /// W's input index for a convolution, -1 for a pool, kNotWindow else.
+  static int weightIndex(const std::string &op, const std::string &domain) {
+    if (!domain.empty() && domain != "ai.onnx")
+      return kNotWindow;
+    if (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose")
+      return 1;
+    if (op == "QLinearConv")
+      return 3;
+    if (op == "MaxPool" || op == "AveragePool" || op == "LpPool" ||
+        op == "MaxUnpool")
+      return -1;
+    return kNotWindow;
+  }
+  mutable std::mutex mutex;
+  mutable std::map<const ::onnx::OpSchema *, std::unique_ptr<::onnx::OpSchema>>
+      wrapped;
+};
+
+} // namespace
+
 llvm::Error onnxlib::inferShapes(::onnx::ModelProto &model, bool checkTypes) {
+  static CheckedSchemaRegistry *registry = new CheckedSchemaRegistry();
   try {
     ::onnx::ShapeInferenceOptions options(checkTypes,
                                           /*error_mode=*/0,
                                           /*data_propagation=*/true);
-    ::onnx::shape_inference::InferShapes(
-        model, ::onnx::OpSchemaRegistry::Instance(), options);
+    inferenceProblem.clear();
+    ::onnx::shape_inference::InferShapes(model, registry, options);
+    if (!inferenceProblem.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     inferenceProblem);
     return llvm::Error::success();
   } catch (const std::exception &exception) {
     return errorFrom(exception);
