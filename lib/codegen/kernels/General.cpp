@@ -90,7 +90,8 @@ constexpr int32_t kStoreScratchWords = 8;
 
 Lowering::Lowering(const KernelRequest &request, VsmWriter *out)
     : Request(request), Out(out), Inputs(request.inputs.size()),
-      Outputs(request.outputs.size()),
+      Outputs(request.outputs.size()), RawInputs(request.inputs.size()),
+      RawOutputs(request.outputs.size()),
       OutputAliased(request.outputs.size(), false) {
   Program.setRecording(out != nullptr);
   Program.allocate(PeMemory::GRF0, kStoreScratchWords);
@@ -107,21 +108,51 @@ bool Lowering::fail(std::string message) {
   return false;
 }
 
+namespace {
+/// The image the operations see: a half tensor's widened to singles.
+PeImage widened(const DramForm &form) {
+  return PeImage{form, PeMemory::LM0, 0, form.type == DeviceType::Half ? 4 : 2};
+}
+
+/// Places a half tensor's image as it moves in the first memory of
+/// `preference` other than `widenedIn` with room.
+std::optional<PeImage> placeRaw(ElemProgram &program, const DramForm &form,
+                                PeMemory widenedIn,
+                                std::initializer_list<PeMemory> preference) {
+  PeImage raw{form, PeMemory::LM0, 0, 2};
+  for (PeMemory memory : preference) {
+    if (memory == widenedIn)
+      continue;
+    if (std::optional<Slot> slot = program.allocate(memory, raw.words())) {
+      raw.memory = slot->memory;
+      raw.word = slot->word;
+      return raw;
+    }
+  }
+  return std::nullopt;
+}
+} // namespace
+
 int32_t Lowering::inputWords(size_t input) const {
-  PeImage image{Request.inputs[input].form, PeMemory::LM0, 0};
-  return image.words();
+  return widened(Request.inputs[input].form).words();
 }
 
 int32_t Lowering::outputWords(size_t output) const {
-  PeImage image{Request.outputs[output].form, PeMemory::LM0, 0};
-  return image.words();
+  return widened(Request.outputs[output].form).words();
 }
 
 const PeImage *
 Lowering::placeInput(size_t input, std::initializer_list<PeMemory> preference) {
   const KernelTensor &tensor = Request.inputs[input];
-  PeImage image{tensor.form, PeMemory::LM0, 0};
+  PeImage image = widened(tensor.form);
   std::optional<Slot> slot = Program.allocateIn(preference, image.words());
+  if (slot && tensor.form.type == DeviceType::Half) {
+    RawInputs[input] = placeRaw(
+        Program, tensor.form, slot->memory,
+        {PeMemory::LM1, PeMemory::LM0, PeMemory::GRF0, PeMemory::GRF1});
+    if (!RawInputs[input])
+      slot.reset();
+  }
   if (!slot) {
     fail("input " + std::to_string(input) + " (" + tensor.form.str() + ", " +
          std::to_string(image.words()) +
@@ -138,11 +169,19 @@ const PeImage *
 Lowering::placeOutput(size_t output,
                       std::initializer_list<PeMemory> preference) {
   const KernelTensor &tensor = Request.outputs[output];
-  PeImage image{tensor.form, PeMemory::LM1, 0};
+  PeImage image = widened(tensor.form);
+  bool half = tensor.form.type == DeviceType::Half;
   for (PeMemory memory : preference) {
     if (memory != PeMemory::LM0 && memory != PeMemory::LM1)
       continue;
     if (std::optional<Slot> slot = Program.allocate(memory, image.words())) {
+      if (half) {
+        // The store reads LM: the halves go to the other LM.
+        RawOutputs[output] = placeRaw(Program, tensor.form, slot->memory,
+                                      {PeMemory::LM0, PeMemory::LM1});
+        if (!RawOutputs[output])
+          break;
+      }
       image.memory = slot->memory;
       image.word = slot->word;
       Outputs[output] = image;
@@ -156,7 +195,8 @@ Lowering::placeOutput(size_t output,
 }
 
 void Lowering::aliasOutput(size_t output, const PeImage &input) {
-  PeImage image{Request.outputs[output].form, input.memory, input.word};
+  PeImage image{Request.outputs[output].form, input.memory, input.word,
+                input.longWordWords};
   Outputs[output] = image;
   OutputAliased[output] = true;
 }
@@ -185,11 +225,18 @@ bool Lowering::fits(
 void Lowering::loadInputs() {
   Loaded = true;
   std::vector<PeImage> images;
-  for (const std::optional<PeImage> &image : Inputs)
-    if (image)
-      images.push_back(*image);
+  for (size_t i = 0; i < Inputs.size(); ++i)
+    if (Inputs[i])
+      images.push_back(RawInputs[i] ? *RawInputs[i] : *Inputs[i]);
   if (!dryRun())
     emitLoadToEveryPe(*Out, images);
+  // Half inputs widen to singles, four a long word (hvpassa).
+  for (size_t i = 0; i < Inputs.size(); ++i)
+    if (RawInputs[i])
+      for (int64_t j = 0; j < RawInputs[i]->longWords(); ++j)
+        Program.halfToSingle(
+            {Inputs[i]->memory, Inputs[i]->word + int32_t(4 * j)},
+            {RawInputs[i]->memory, RawInputs[i]->word + int32_t(2 * j)});
 }
 
 bool Lowering::reserveMath(std::initializer_list<MathFunction> functions) {
@@ -279,12 +326,14 @@ void Lowering::finish(KernelDescription &description) {
       continue;
     const PeImage &image = *Outputs[o];
     const DramForm &form = image.form;
-    int64_t rowWords = 2 * form.rowLongWords();
+    int32_t perLongWord = image.longWordWords;
+    int64_t rowWords = perLongWord * form.rowLongWords();
     int64_t data = form.innerExtent();
     if (form.shape.empty() || elementCount(form.shape) == 0)
       data = form.shape.empty() ? 1 : 0;
     for (unsigned g = 0; g < form.groups; ++g) {
-      int32_t block = image.word + int32_t(2 * g * form.groupLongWords());
+      int32_t block =
+          image.word + int32_t(perLongWord * g * form.groupLongWords());
       int64_t rows = form.rowsInGroup(g);
       for (int64_t r = 0; r < rows; ++r)
         if (rowWords > data)
@@ -292,18 +341,29 @@ void Lowering::finish(KernelDescription &description) {
               {image.memory, block + int32_t(r * rowWords + data)},
               int32_t(rowWords - data));
       int64_t used = rows * rowWords;
-      int64_t blockWords = 2 * form.groupLongWords();
+      int64_t blockWords = perLongWord * form.groupLongWords();
       if (blockWords > used)
         Program.zeroRange({image.memory, block + int32_t(used)},
                           int32_t(blockWords - used));
     }
   }
+  // Half outputs narrow back, two singles to a word (fvpassar), each
+  // rounded once.
+  for (size_t o = 0; o < Outputs.size(); ++o)
+    if (Outputs[o] && RawOutputs[o])
+      for (int64_t j = 0; j < RawOutputs[o]->longWords(); ++j)
+        for (int32_t half = 0; half < 2; ++half)
+          Program.singleToHalf({RawOutputs[o]->memory,
+                                RawOutputs[o]->word + int32_t(2 * j) + half},
+                               {Outputs[o]->memory,
+                                Outputs[o]->word + int32_t(4 * j) + 2 * half});
   if (dryRun())
     return;
   Program.flush(*Out);
-  for (const std::optional<PeImage> &image : Outputs)
-    if (image)
-      emitStoreFromEveryPe(*Out, *image, 0);
+  for (size_t o = 0; o < Outputs.size(); ++o)
+    if (Outputs[o])
+      emitStoreFromEveryPe(*Out, RawOutputs[o] ? *RawOutputs[o] : *Outputs[o],
+                           0);
   const ScheduleStats &stats = Program.stats();
   description.parameters.push_back(
       {"elements", std::to_string(stats.operations) + " operations in " +
@@ -381,8 +441,11 @@ public:
         return false;
     bool integerForm =
         type == DeviceType::Int32 && hasIntegerForm(request.opType);
-    if (type && *type != DeviceType::Single && !integerForm) {
-      whyNot = "only single-precision tensors";
+    // Half tensors widen to singles on the way in and narrow back on the
+    // way out (G12).
+    bool floating = type == DeviceType::Single || type == DeviceType::Half;
+    if (type && !floating && !integerForm) {
+      whyNot = "only single- and half-precision tensors";
       if (type == DeviceType::Int32)
         whyNot += " (" + request.opType + " has no int32 form)";
       else

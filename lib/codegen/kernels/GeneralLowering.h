@@ -46,7 +46,9 @@ public:
   bool fail(std::string message);
   const std::string &error() const { return Error; }
 
-  /// Words an input's or output's DRAM image takes in a PE.
+  /// Words an input's or output's DRAM image takes in a PE (a half
+  /// tensor's widened to singles; its image as loaded takes half as many
+  /// more).
   int32_t inputWords(size_t input) const;
   int32_t outputWords(size_t output) const;
 
@@ -104,6 +106,9 @@ private:
   ElemProgram Program;
   std::string Error;
   std::vector<std::optional<PeImage>> Inputs, Outputs;
+  /// Half tensors: the image as it moves (four halves a long word) beside
+  /// the widened one the operations see.
+  std::vector<std::optional<PeImage>> RawInputs, RawOutputs;
   std::vector<bool> OutputAliased;
   std::optional<MathScratch> Scratch;
   bool Loaded = false;

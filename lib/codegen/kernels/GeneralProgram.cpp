@@ -72,6 +72,10 @@ const char *mnemonic(ElemOpcode opcode) {
     return "imin";
   case ElemOpcode::FToI:
     return "fftoi";
+  case ElemOpcode::HalfToSingle:
+    return "hvpassa";
+  case ElemOpcode::SingleToHalf:
+    return "fvpassar";
   }
   return "nop";
 }
@@ -155,6 +159,8 @@ bool general::isMauOpcode(ElemOpcode opcode) {
   case ElemOpcode::Mul:
   case ElemOpcode::Fma:
   case ElemOpcode::Pass:
+  case ElemOpcode::HalfToSingle:
+  case ElemOpcode::SingleToHalf:
     return true;
   default:
     return false;
@@ -179,12 +185,35 @@ unsigned general::sourceCount(ElemOpcode opcode) {
   case ElemOpcode::Rsqrt:
   case ElemOpcode::Copy:
   case ElemOpcode::FToI:
+  case ElemOpcode::HalfToSingle:
+  case ElemOpcode::SingleToHalf:
     return 1;
   case ElemOpcode::Zero:
   case ElemOpcode::Imm:
     return 0;
   }
   return 0;
+}
+
+Width general::sourceWidth(const ElemOp &op) {
+  switch (op.opcode) {
+  case ElemOpcode::HalfToSingle:
+  case ElemOpcode::SingleToHalf:
+    return Width::Long;
+  default:
+    return op.width;
+  }
+}
+
+Width general::destinationWidth(const ElemOp &op) {
+  switch (op.opcode) {
+  case ElemOpcode::HalfToSingle:
+    return Width::DoubleLong;
+  case ElemOpcode::SingleToHalf:
+    return Width::Word;
+  default:
+    return op.width;
+  }
 }
 
 std::string general::instructionText(const ElemOp *const *ops) {
@@ -203,13 +232,14 @@ std::string general::instructionText(const ElemOp *const *ops) {
     std::array<int32_t, 4> words;
     for (unsigned c = 0; c < 4; ++c)
       words[c] = ops[c]->src[k].word;
-    text += " " + operandText(first.src[k].memory, first.width, words,
+    text += " " + operandText(first.src[k].memory, sourceWidth(first), words,
                               first.negate & (1u << k));
   }
   std::array<int32_t, 4> words;
   for (unsigned c = 0; c < 4; ++c)
     words[c] = ops[c]->dst.word;
-  text += " " + operandText(first.dst.memory, first.width, words, false);
+  text += " " +
+          operandText(first.dst.memory, destinationWidth(first), words, false);
   return text;
 }
 
@@ -324,10 +354,10 @@ void ElemProgram::record(ElemOp op) {
         used |= q != p && op.src[q].memory == memory;
       if (used)
         continue;
-      Slot copySlot = scratch(memory, op.width);
+      Slot copySlot = scratch(memory, sourceWidth(op));
       ElemOp copyOp;
       copyOp.opcode = ElemOpcode::Copy;
-      copyOp.width = op.width;
+      copyOp.width = sourceWidth(op);
       copyOp.dst = copySlot;
       copyOp.src[0] = op.src[p];
       record(copyOp);
@@ -341,7 +371,7 @@ void ElemProgram::record(ElemOp op) {
   Ops.push_back(op);
   Succs.emplace_back();
   PredCount.push_back(0);
-  int32_t words = int32_t(widthWords(op.width));
+  int32_t words = int32_t(widthWords(sourceWidth(op)));
   for (unsigned k = 0; k < sources; ++k) {
     unsigned m = memoryIndex(op.src[k].memory);
     for (int32_t w = op.src[k].word; w < op.src[k].word + words; ++w) {
@@ -357,6 +387,7 @@ void ElemProgram::record(ElemOp op) {
     }
   }
   unsigned m = memoryIndex(op.dst.memory);
+  words = int32_t(widthWords(destinationWidth(op)));
   for (int32_t w = op.dst.word; w < op.dst.word + words; ++w) {
     int32_t wrapped = w % kMemoryWords[m];
     int &writer = LastWriter[m][size_t(wrapped)];
@@ -479,6 +510,24 @@ void ElemProgram::toInteger(Slot dst, Slot x, Width width) {
   ElemOp op;
   op.opcode = ElemOpcode::FToI;
   op.width = width;
+  op.dst = dst;
+  op.src[0] = x;
+  record(op);
+}
+
+void ElemProgram::halfToSingle(Slot dst, Slot x) {
+  ElemOp op;
+  op.opcode = ElemOpcode::HalfToSingle;
+  op.width = Width::Long;
+  op.dst = dst;
+  op.src[0] = x;
+  record(op);
+}
+
+void ElemProgram::singleToHalf(Slot dst, Slot x) {
+  ElemOp op;
+  op.opcode = ElemOpcode::SingleToHalf;
+  op.width = Width::Long;
   op.dst = dst;
   op.src[0] = x;
   record(op);

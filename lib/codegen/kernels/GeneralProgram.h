@@ -73,6 +73,9 @@ enum class ElemOpcode : uint8_t {
   IMax, // imax x y
   IMin, // imin x y
   FToI, // fftoi x: a single to an integer, towards zero
+  // MAU format conversions (half tensors, computed in single).
+  HalfToSingle, // hvpassa: a long word of four halves to four singles
+  SingleToHalf, // fvpassar: a long word of two singles to a word of halves
 };
 
 bool isMauOpcode(ElemOpcode opcode);
@@ -80,6 +83,8 @@ unsigned sourceCount(ElemOpcode opcode);
 
 struct ElemOp {
   ElemOpcode opcode = ElemOpcode::Copy;
+  /// The operands' width; the conversions read and write other widths
+  /// (sourceWidth, destinationWidth).
   Width width = Width::Word;
   Slot dst;
   std::array<Slot, 3> src{};
@@ -126,6 +131,10 @@ public:
   void integer(ElemOpcode opcode, Slot dst, Slot x, Slot y,
                Width width = Width::Word);
   void toInteger(Slot dst, Slot x, Width width = Width::Word);
+  /// dst (four words) = the singles of the four halves at x (a long word).
+  void halfToSingle(Slot dst, Slot x);
+  /// dst (a word) = the two singles at x (a long word) as halves.
+  void singleToHalf(Slot dst, Slot x);
   void zero(Slot dst, Width width = Width::Word);
   /// Zeroes words [first, first + count) of a memory with the widest
   /// aligned operations.
@@ -178,6 +187,9 @@ private:
   ScheduleStats Stats;
   bool Recording = true;
 };
+
+Width sourceWidth(const ElemOp &op);
+Width destinationWidth(const ElemOp &op);
 
 /// Records dst[i] = src[i] for each pair, merging runs into long and
 /// double long word copies where both sides are aligned alike.

@@ -14,8 +14,8 @@ int32_t PeImage::wordOf(const std::vector<int64_t> &index) const {
   DramForm::Location at = form.locate(index);
   int64_t longWord =
       int64_t(at.group) * form.groupLongWords() + (at.address - form.base);
-  // Two 32-bit elements per long word, the first in the even word.
-  return word + int32_t(2 * longWord) + int32_t(at.slot);
+  // The first element of a long word in its first word.
+  return word + int32_t(longWordWords * longWord) + int32_t(at.slot);
 }
 
 int64_t general::stagedLongWords(const std::vector<PeImage> &images) {

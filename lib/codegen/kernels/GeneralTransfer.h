@@ -34,13 +34,17 @@ struct PeImage {
   DramForm form;
   PeMemory memory = PeMemory::LM0;
   int32_t word = 0;
+  /// Words per long word of the DRAM image: 2 as loaded (32-bit elements);
+  /// 4 for a half tensor widened to singles (GeneralLowering.h).
+  int32_t longWordWords = 2;
 
   /// Long words of the image: every group block of the form.
   int64_t longWords() const {
     return int64_t(form.groups) * form.groupLongWords();
   }
-  int32_t words() const { return int32_t(2 * longWords()); }
-  /// The word of logical element `index` (32-bit elements).
+  int32_t words() const { return int32_t(longWordWords * longWords()); }
+  /// The word of logical element `index` (32-bit elements, or halves
+  /// widened to singles).
   int32_t wordOf(const std::vector<int64_t> &index) const;
 };
 

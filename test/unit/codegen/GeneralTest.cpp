@@ -77,6 +77,8 @@ struct Case {
   bool integer = false;
   /// Outputs compared (BatchNormalization's running statistics).
   size_t outputs = 1;
+  /// Half tensors (computed in single between the conversions).
+  bool half = false;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -117,9 +119,11 @@ void runCase(const Case &c, KernelRun *keep = nullptr) {
   std::vector<std::vector<int64_t>> shapes;
   for (const Tensor &output : expected.outputs)
     shapes.push_back(output.shape());
+  DeviceType type = c.integer ? DeviceType::Int32
+                    : c.half  ? DeviceType::Half
+                              : DeviceType::Single;
   KernelRequest request =
-      makeRequest(c.opType, c.inputs, shapes,
-                  c.integer ? DeviceType::Int32 : DeviceType::Single, constant);
+      makeRequest(c.opType, c.inputs, shapes, type, constant);
   request.attributes = c.attributes;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     // Integer inputs (axes, shapes) are 32-bit on the device.
@@ -633,6 +637,74 @@ std::vector<Case> moveCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Move, GeneralKernel, ::testing::ValuesIn(moveCases()),
+                         caseName);
+
+//===----------------------------------------------------------------------===//
+// Half tensors (float_dtype mixed and half)
+//===----------------------------------------------------------------------===//
+
+/// The tensor as the device's half holds it, so that the reference sees
+/// the values the kernel does.
+Tensor roundedToHalf(const Tensor &tensor) {
+  if (tensor.dtype() != DType::Float32)
+    return tensor;
+  std::vector<uint16_t> bits(size_t(tensor.numElements()));
+  Tensor result(DType::Float32, tensor.shape());
+  hostToDevice(DType::Float32, tensor.raw(), DeviceType::Half, bits.data(),
+               tensor.numElements());
+  deviceToHost(DeviceType::Half, bits.data(), DType::Float32, result.raw(),
+               tensor.numElements());
+  return result;
+}
+
+std::vector<Case> halfCases() {
+  // A selection of every family: products, broadcasting, MathLib, windows,
+  // normalisation, reductions and moves. One rounding to half at the end
+  // (2^-10 relative) and the single computation's order: 4e-3.
+  std::vector<Case> all = linearCases(), elements = elementCases(),
+                    reduces = reduceCases(), moves = moveCases();
+  all.insert(all.end(), elements.begin(), elements.end());
+  all.insert(all.end(), reduces.begin(), reduces.end());
+  all.insert(all.end(), moves.begin(), moves.end());
+  const char *chosen[] = {"Gemm_all_attributes",
+                          "Gemm_default_no_bias",
+                          "MatMul_3d",
+                          "Conv_basic_with_padding",
+                          "Conv_groups_bias_dilations",
+                          "Add_bcast",
+                          "Mul_constant_scalar",
+                          "Relu_3x4x5",
+                          "LeakyRelu_alpha",
+                          "Clip_splitbounds",
+                          "Exp_3x4x5",
+                          "Div_bcast",
+                          "Softmax_axis_1",
+                          "LogSoftmax_axis_2",
+                          "MaxPool_2d_pads",
+                          "AveragePool_2d_strides",
+                          "GlobalAveragePool_default",
+                          "BatchNormalization_example",
+                          "ReduceMean_keepdims",
+                          "ReduceSum_two_axes",
+                          "Transpose_all_permutations_4",
+                          "Flatten_axis2",
+                          "Identity"};
+  std::vector<Case> cases;
+  for (const char *name : chosen)
+    for (const Case &c : all)
+      if (c.name == name) {
+        Case h = c;
+        h.name = "half_" + c.name;
+        h.half = true;
+        for (Tensor &input : h.inputs)
+          input = roundedToHalf(input);
+        h.atol = h.rtol = 4e-3;
+        cases.push_back(h);
+      }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Half, GeneralKernel, ::testing::ValuesIn(halfCases()),
                          caseName);
 
 } // namespace
