@@ -40,7 +40,7 @@ struct Problem {
   int64_t batches = 1;
   std::vector<int64_t> aBatch, bBatch;
   int64_t bBatches = 1;
-  bool transB = false;
+  bool transA = false, transB = false;
   float alpha = 1;
   const KernelTensor *a = nullptr;
   const KernelTensor *b = nullptr;
@@ -90,10 +90,6 @@ bool analyse(const KernelRequest &r, Problem &p, std::string &whyNot) {
     whyNot = "a result of the operands' format (or single from half)";
     return false;
   }
-  if (!p.b->constant) {
-    whyNot = "B must be a constant";
-    return false;
-  }
   const std::vector<int64_t> &as = p.a->form.shape, &bs = p.b->form.shape;
   const std::vector<int64_t> &ys = r.outputs[0].form.shape;
   for (const KernelTensor *t : {p.a, p.b})
@@ -107,13 +103,10 @@ bool analyse(const KernelRequest &r, Problem &p, std::string &whyNot) {
       whyNot = "Gemm of 2-D tensors";
       return false;
     }
-    if (r.getInt("transA", 0) != 0) {
-      whyNot = "transA is not supported";
-      return false;
-    }
+    p.transA = r.getInt("transA", 0) != 0;
     p.transB = r.getInt("transB", 0) != 0;
-    p.m = as[0];
-    p.k = as[1];
+    p.m = p.transA ? as[1] : as[0];
+    p.k = p.transA ? as[0] : as[1];
     p.n = p.transB ? bs[0] : bs[1];
     if ((p.transB ? bs[1] : bs[0]) != p.k || ys[0] != p.m || ys[1] != p.n) {
       whyNot = "shapes that do not multiply";
@@ -236,8 +229,18 @@ public:
     return KcPerBlock * (P.blockDiagonal ? P.bBatches : 1);
   }
   int64_t rowStride(int64_t kcWidth) const override { return kcWidth; }
+  int64_t rowAlign() const override { return P.transA ? Unit.kChunk : 1; }
+  /// Transposed, every K index of an image is a DRAM row of its own: at
+  /// most two MV units each in the L2BM's 16 Ki long words.
+  int64_t maxKcWidth() const override {
+    return P.transA ? 16 * 1024 / (Unit.kChunk * 2 * kMvUnitLongWords) : 0;
+  }
   void image(int64_t first, int64_t count, int64_t kcBegin, int64_t kcWidth,
              AImage &image) const override {
+    if (P.transA) {
+      transposedImage(first, count, kcBegin, kcWidth, image);
+      return;
+    }
     image.rowStride = kcWidth;
     int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());
     image.kcSlot.clear();
@@ -273,6 +276,41 @@ public:
   }
 
 private:
+  /// A stored K x M: block (kc, m-quad) of kChunk K rows by one quad of
+  /// M goes into the slots of its kChunk compute rows, row i of the block
+  /// (K index kc * kChunk + i) where compute row i wants K-chunk kc; the
+  /// engine transposes it in place. Images start on a block (rowAlign).
+  void transposedImage(int64_t first, int64_t count, int64_t kcBegin,
+                       int64_t kcWidth, AImage &image) const {
+    int w = Unit.kChunk;
+    int64_t rows = roundUp(count, w);
+    image.rowStride = kcWidth;
+    image.kcSlot.clear();
+    for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
+      image.kcSlot.push_back(kc - kcBegin);
+    image.slots = rows * kcWidth;
+    image.quads.clear();
+    image.transpose.clear();
+    int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());
+    for (int64_t b = 0; b < rows / w; ++b) {
+      int64_t mQuad = (first + b * w) / w;
+      for (int64_t kc = kcBegin; kc < kcEnd; ++kc)
+        for (int i = 0; i < w; ++i) {
+          int64_t k = kc * w + i;
+          ImageQuad q;
+          if (k >= P.k)
+            q.group = ImageQuad::kZeroQuad;
+          else if (mQuad * w >= P.m)
+            q.group = ImageQuad::kNoQuad;
+          else
+            q = rowQuad(P.a->form, k, mQuad, w);
+          q.slot = (b * w + i) * kcWidth + (kc - kcBegin);
+          image.quads.push_back(q);
+          image.transpose.push_back(q.slot);
+        }
+    }
+  }
+
   const Problem &P;
   const MatrixUnit &Unit;
   int64_t KcPerBlock;
@@ -365,11 +403,51 @@ private:
   int64_t KcPerBlock;
 };
 
+/// B read at run time: its DRAM rows, quads of K (transB) or of N.
+class GemmDeviceB : public DeviceBOperand {
+public:
+  GemmDeviceB(const Problem &p, const MatrixUnit &unit) : P(p), Unit(unit) {
+    KcPerBlock = ceilDiv(std::max<int64_t>(p.k, 1), unit.kChunk);
+  }
+  bool kRows() const override { return !P.transB; }
+  ImageQuad quad(int64_t batch, int64_t row, int64_t quad) const override {
+    ImageQuad zero;
+    zero.group = ImageQuad::kZeroQuad;
+    int64_t bBatch = batch;
+    if (!P.transB) {
+      // Row: a K index over every block of a block-diagonal product.
+      if (P.blockDiagonal) {
+        int64_t span = KcPerBlock * Unit.kChunk;
+        bBatch = row / span;
+        row %= span;
+      }
+      if (row >= P.k || quad * Unit.nTile >= P.n)
+        return zero;
+      return rowQuad(P.b->form, bBatch * P.k + row, quad, Unit.kChunk);
+    }
+    // Row: an output column; quad: a K-chunk.
+    if (P.blockDiagonal) {
+      bBatch = quad / KcPerBlock;
+      quad %= KcPerBlock;
+    }
+    if (row >= P.n || quad * Unit.kChunk >= P.k)
+      return zero;
+    return rowQuad(P.b->form, bBatch * P.n + row, quad, Unit.kChunk);
+  }
+  double alpha() const override { return P.alpha; }
+
+private:
+  const Problem &P;
+  const MatrixUnit &Unit;
+  int64_t KcPerBlock;
+};
+
 /// Everything a product needs, kept alive while it is planned or emitted.
 struct Built {
   Problem problem;
   std::unique_ptr<GemmA> a;
   std::unique_ptr<GemmB> b;
+  std::unique_ptr<GemmDeviceB> deviceB;
   ProductSpec spec;
 };
 
@@ -410,15 +488,21 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
     }
   }
   // A is plain rows when every output row reads the A row of its index.
-  bool plain = !p.blockDiagonal && p.a->form.rows() == p.batches * p.m;
+  bool plain = !p.blockDiagonal && !p.transA &&
+               p.a->form.rows() == p.batches * p.m;
   for (int64_t beta = 0; beta < p.batches && plain; ++beta)
     plain = p.aBatch[size_t(beta)] == beta;
   if (plain)
     s.plainA = &p.a->form;
   built.a = std::make_unique<GemmA>(p, unit);
-  built.b = std::make_unique<GemmB>(p, unit);
   s.a = built.a.get();
-  s.b = built.b.get();
+  if (p.b->constant) {
+    built.b = std::make_unique<GemmB>(p, unit);
+    s.b = built.b.get();
+  } else {
+    built.deviceB = std::make_unique<GemmDeviceB>(p, unit);
+    s.deviceB = built.deviceB.get();
+  }
   return true;
 }
 
@@ -439,7 +523,7 @@ public:
 
   std::optional<int64_t> constantLongWords(const KernelRequest &request,
                                            size_t input) const override {
-    if (input != 1)
+    if (input != 1 || !request.inputs[1].constant)
       return std::nullopt;
     Built built;
     std::string error;
@@ -452,8 +536,8 @@ public:
 
   bool packConstant(const KernelRequest &request, size_t input,
                     DramImage &image, std::string &error) const override {
-    if (input != 1) {
-      error = "gemm packs only B";
+    if (input != 1 || !request.inputs[1].constant) {
+      error = "gemm packs only a constant B";
       return false;
     }
     Built built;

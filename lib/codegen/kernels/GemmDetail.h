@@ -14,6 +14,7 @@
 
 #include "mncc/codegen/Transfer.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -157,6 +158,41 @@ int64_t constantStreamOffset(const ConstantStream &stream, int64_t j,
 void loadConstantStream(VsmWriter &out, const ConstantStream &stream,
                         PeMemory memory, int64_t peLongWord, int64_t l2bmBase,
                         int64_t l1bmBase);
+
+//===----------------------------------------------------------------------===//
+// B built on the device (GemmDevice.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Where a B read at run time goes: every MAB's `items` tiles, item e of
+/// MAB m of L1B k the tile of K-chunk kc and N-tile t (at(); t < 0 for a
+/// tile of zeros), into LM1 long words [e, e + 1) * tilePeLongWords;
+/// matrix row i of N-tile t computes column column(t, i) (-1: none).
+struct DeviceTiles {
+  int64_t items = 0;
+  std::function<void(unsigned k, unsigned m, int64_t e, int64_t &kc,
+                     int64_t &t)>
+      at;
+  std::function<int64_t(int64_t t, int i)> column;
+};
+
+/// What the build uses besides all of LM0, the budget's L2BM image area
+/// and L1BM transit buffer: T offsets in GRF1 [228, 230), two staging
+/// buffers in GRF0 [64, 96), alpha in LM1 long word `alphaLm1Lw`; it
+/// leaves T changed.
+constexpr int64_t kDeviceTGrf1 = 228;
+constexpr int64_t kDeviceStageGrf0 = 64;
+
+/// Emits the build of one sub-problem batch's tiles into every PE.
+bool buildDeviceB(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
+                  const DeviceBOperand &b, int64_t batch,
+                  const DeviceTiles &tiles, const LoadBudget &budget,
+                  int64_t alphaLm1Lw, std::string &error);
+
+/// Transposes an image's blocks (AImage::transpose) in LM0 through matrix
+/// register x, block-floating them on the way back (the image needs no
+/// other bfn); GRF0 [64, 192) for staging.
+void transposeImage(VsmWriter &out, const MatrixUnit &unit,
+                    const std::vector<int64_t> &blocks);
 
 //===----------------------------------------------------------------------===//
 // The streaming plan (GemmStream.cpp)

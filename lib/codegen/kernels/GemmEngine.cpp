@@ -118,7 +118,7 @@ struct Plan {
   // Memory.
   int64_t aSlots = 0, biasBase = 0;
   int64_t accBase = 0, accRowsPad = 0, outBase = 0;
-  int64_t tileLw = 0, eTile = 0, zeroLw = 0, betaLw = 0;
+  int64_t tileLw = 0, eTile = 0, zeroLw = 0, betaLw = 0, alphaLw = 0;
   std::vector<Chunk> chunks;
   BLayout b;
 
@@ -437,6 +437,8 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   // K phases: the MAB's tiles of one phase fit LM1.
   int64_t perKc = p.tilesPerMab * u.tilePeLongWords;
   p.kcPerPhase = std::min(p.kc, kLm1Tiles / perKc);
+  if (s.a->maxKcWidth() > 0)
+    p.kcPerPhase = std::min(p.kcPerPhase, s.a->maxKcWidth());
   if (p.kcPerPhase < 1) {
     error = "a MAB's tiles of one K-chunk do not fit LM1";
     return false;
@@ -474,8 +476,11 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   // Rows per L2B: as many as the budgets allow, a whole number of 64-long-
   // word units of C (and of the L1Bs' pieces), a whole number of rows per
   // MAB.
+  int64_t align = s.a->rowAlign();
   auto aligned = [&](int64_t r2, unsigned l1bs) {
-    if (r2 <= 0 || (r2 * rowLw) % kMvUnitLongWords != 0)
+    if (r2 <= 0 || (r2 * rowLw) % kMvUnitLongWords != 0 || r2 % align != 0)
+      return false;
+    if (p.distinct && (r2 / l1bs) % align != 0)
       return false;
     Plan trial = p;
     if (!describe(trial, r2, l1bs))
@@ -539,6 +544,9 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
       }
       return true;
     };
+    // Images start on a multiple of the operand's alignment.
+    if (out.groups == kDramGroups && out.rowsPerGroup() % align != 0)
+      return false;
     bool uniformCandidate = out.groups == kDramGroups &&
                             s.subProblems.size() == 1 &&
                             s.subProblems[0].firstRow == 0 &&
@@ -640,6 +648,7 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   p.eTile = roundUp(p.tileLw, 16);
   p.zeroLw = p.eTile + 16;
   p.betaLw = p.eTile + 17;
+  p.alphaLw = p.eTile + 18;
   for (size_t i = 1; i < s.subProblems.size(); ++i)
     if ((s.subProblems[i].firstRow * rowLw) % kMvUnitLongWords != 0) {
       error = "batches of C that share an MV unit";
@@ -1167,6 +1176,26 @@ void emitStore(VsmWriter &out, const Plan &p, const Chunk &c) {
     out.wait(tag);
 }
 
+/// The tiles of one batch and K phase from a B read at run time.
+bool buildB(VsmWriter &out, PeSetup &setup, const Plan &p, int64_t batch,
+            int64_t phase, std::string &error) {
+  DeviceTiles tiles;
+  tiles.items = p.tilesPerMab * p.kcPerPhase;
+  tiles.at = [&p, phase](unsigned k, unsigned m, int64_t e, int64_t &kc,
+                         int64_t &t) {
+    kc = phase * p.kcPerPhase + e % p.kcPerPhase;
+    t = p.tile(k, m, e / p.kcPerPhase);
+    if (kc >= p.kc || t >= p.nt)
+      t = -1;
+  };
+  tiles.column = [&p](int64_t t, int i) {
+    int64_t column = tileColumn(p, t, i);
+    return column < p.spec->n ? column : -1;
+  };
+  return buildDeviceB(out, setup, *p.unit, *p.spec->deviceB, batch, tiles,
+                      imageBudget(), p.alphaLw, error);
+}
+
 } // namespace
 
 bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
@@ -1233,23 +1262,35 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
   for (const Chunk &c : p.chunks) {
     for (int64_t phase = 0; phase < p.phases; ++phase) {
       if (c.batch != loadedBatch || phase != loadedPhase) {
-        bStream.base = spec.bBase + (c.batch * p.phases + phase) * streamLw;
-        loadConstantStream(out, bStream, PeMemory::LM1, 0, kL2bmStream,
-                           kL1bmStream);
+        if (spec.deviceB) {
+          if (!buildB(out, setup, p, c.batch, phase, error))
+            return false;
+        } else {
+          bStream.base = spec.bBase + (c.batch * p.phases + phase) * streamLw;
+          loadConstantStream(out, bStream, PeMemory::LM1, 0, kL2bmStream,
+                             kL1bmStream);
+        }
         loadedBatch = c.batch;
         loadedPhase = phase;
       }
       std::vector<LoadUnit> units = chunkUnits(p, c, phase);
       if (!loadImages(out, setup, u, units, imageBudget(), error))
         return false;
-      // Block floats in place: the A image, and the bias quads the matrix
-      // path multiplies.
+      // Block floats in place: the A image (transposed first, if its
+      // operand asks), and the bias quads the matrix path multiplies.
       int64_t aEnd = 0, bEnd = 0;
       for (const ImageQuad &q : units[0].quads) {
         if (q.slot < p.biasBase)
           aEnd = std::max(aEnd, q.slot + 1);
         else
           bEnd = std::max(bEnd, q.slot + 1);
+      }
+      if (spec.a->rowAlign() > 1) {
+        AImage full;
+        spec.a->image(unitFirstRow(p, c, 0, 0), p.distinct ? p.r1 : p.r2,
+                      phase * p.kcPerPhase, p.kcPerPhase, full);
+        transposeImage(out, u, full.transpose);
+        aEnd = 0;
       }
       std::string bfn = std::string(1, u.prefix) + "bfn ";
       for (int64_t s = 0; s < aEnd; s += 4)

@@ -98,6 +98,11 @@ struct AImage {
   /// Slots the image covers, [0, slots).
   int64_t slots = 0;
   std::vector<ImageQuad> quads;
+  /// Blocks transposed in place once loaded (A stored K x M, Gemm's
+  /// transA): the quads at slots transpose[b * kChunk + i], i < kChunk, are
+  /// the rows of block b; afterwards transpose[b * kChunk + j] holds its
+  /// column j. Empty for a plain image.
+  std::vector<int64_t> transpose;
 };
 
 /// Provides A: the image of compute rows [first, first + count) for the
@@ -116,6 +121,11 @@ public:
   /// there (the engine never stores their results where they are read).
   virtual void image(int64_t first, int64_t count, int64_t kcBegin,
                      int64_t kcWidth, AImage &image) const = 0;
+  /// What every image's first row and rows per MAB class must be a
+  /// multiple of (the transposed blocks of a K x M A).
+  virtual int64_t rowAlign() const { return 1; }
+  /// The most K-chunks one image may take (0: no limit).
+  virtual int64_t maxKcWidth() const { return 0; }
 };
 
 /// A constant B: the tile of K-chunk kc of sub-problem `batch` whose
@@ -127,6 +137,25 @@ public:
   virtual ~BOperand();
   virtual void tile(int64_t batch, int64_t kc, const int64_t *columns,
                     uint64_t *peLongWords) const = 0;
+};
+
+/// A B read from DRAM at run time (not a constant): the quads its tiles
+/// are made of, block-floated (and, stored K x N, transposed through a
+/// matrix register) on the device into the tiles a constant B would have
+/// (GemmDevice.cpp).
+class DeviceBOperand {
+public:
+  virtual ~DeviceBOperand();
+  /// B stored K x N: a tile's quads are the rows of its K-chunk (one N-tile
+  /// of each), transposed on the device; else N x K (Gemm's transB): a
+  /// tile's matrix rows are DRAM quads themselves.
+  virtual bool kRows() const = 0;
+  /// kRows: N-tile `quad` of K index `row` (counted over every K-chunk of
+  /// the product); else K-chunk `quad` of output column `row`; of the B of
+  /// sub-problem batch `batch`. Quads of zeros past the tensor.
+  virtual ImageQuad quad(int64_t batch, int64_t row, int64_t quad) const = 0;
+  /// The scale the tiles take (Gemm's alpha).
+  virtual double alpha() const = 0;
 };
 
 /// How beta * bias reaches the accumulators.
@@ -154,6 +183,8 @@ struct ProductSpec {
   std::vector<SubProblem> subProblems;
   const AOperand *a = nullptr;
   const BOperand *b = nullptr;
+  /// Or B read at run time (b null).
+  const DeviceBOperand *deviceB = nullptr;
   /// DRAM address of the packed B image (packBImage), every group.
   int64_t bBase = 0;
   /// A when it is plain rows: compute row r is row r of this tensor, its

@@ -147,6 +147,7 @@ Comparison runCase(const GemmCase &c, KernelRun &run, std::string &error,
                   : c.inputs[0].back();
   double atol, rtol;
   toleranceOf(c.type, k, atol, rtol);
+  atol *= std::max(1.0, double(std::fabs(c.alpha)));
   if (outType == DeviceType::Single && c.type == DeviceType::Half)
     rtol = std::ldexp(1.0, -20); // no rounding to half at the end
   Comparison cmp = compareTensors(run.outputs[0], expected, atol, rtol);
@@ -269,6 +270,82 @@ INSTANTIATE_TEST_SUITE_P(
         gemm("stream_half", {{384, 256}, {256, 2048}}, {384, 2048}, H),
         gemm("stream_bias_half", {{400, 512}, {512, 2048}, {2048}},
              {400, 2048}, H, false, 0.5f, 0.75f)),
+    [](const ::testing::TestParamInfo<GemmCase> &info) {
+      return std::string(info.param.name);
+    });
+
+/// The same case with B (and every input) read at run time.
+GemmCase runtime(GemmCase c) {
+  c.constant = {false, false, false};
+  return c;
+}
+
+GemmCase transposed(GemmCase c) {
+  c.transB = true;
+  return c;
+}
+
+GemmCase transposedA(GemmCase c) {
+  c.transA = true;
+  return c;
+}
+
+// B an input of the graph, as in the ONNX node tests themselves: tiles
+// built on the device from B's rows (transB) or transposed through a
+// matrix register (K x N), alpha applied there.
+INSTANTIATE_TEST_SUITE_P(
+    RuntimeB, GemmKernel,
+    ::testing::Values(
+        runtime(gemm("alpha_half", {{3, 5}, {5, 4}, {1, 4}}, {3, 4}, H, false,
+                     0.5f)),
+        runtime(gemm("all_attributes_single", {{3, 5}, {4, 5}, {1, 4}}, {3, 4},
+                     S, true, 0.25f, 0.35f)),
+        runtime(gemm("beta_double", {{2, 7}, {7, 4}, {1, 4}}, {2, 4}, D, false,
+                     1, 0.5f)),
+        runtime(gemm("matrix_bias_single", {{3, 6}, {6, 4}, {3, 4}}, {3, 4},
+                     S)),
+        runtime(gemm("no_bias_double", {{2, 10}, {10, 3}}, {2, 3}, D)),
+        runtime(gemm("transposeB_half", {{3, 6}, {4, 6}, {1, 4}}, {3, 4}, H,
+                     true)),
+        runtime(gemm("transposeB_double", {{3, 6}, {4, 6}, {1, 4}}, {3, 4}, D,
+                     true, 2.0f)),
+        runtime(matmul("matmul_2d_single", {{3, 4}, {4, 3}}, {3, 3}, S)),
+        runtime(matmul("matmul_3d_half", {{2, 3, 4}, {2, 4, 3}}, {2, 3, 3},
+                       H)),
+        runtime(matmul("matmul_4d_double", {{1, 2, 3, 4}, {1, 2, 4, 3}},
+                       {1, 2, 3, 3}, D)),
+        runtime(gemm("odd_half", {{37, 45}, {45, 29}, {29}}, {37, 29}, H)),
+        runtime(transposed(
+            gemm("odd_nk_single", {{37, 45}, {29, 45}, {29}}, {37, 29}, S))),
+        runtime(gemm("mlp_16x784x512_half", {{16, 784}, {784, 512}, {512}},
+                     {16, 512}, H)),
+        runtime(gemm("groups_single", {{300, 64}, {64, 40}}, {300, 40}, S)),
+        runtime(gemm("wide_half", {{64, 96}, {96, 600}}, {64, 600}, H, false,
+                     1.5f)),
+        runtime(gemm("deep_half", {{24, 3000}, {3000, 256}}, {24, 256}, H)),
+        runtime(mixed("mixed_half_single", {{5, 20}, {20, 33}}, {5, 33})),
+        runtime(transposed(
+            mixed("mixed_nk", {{12, 40}, {64, 40}, {64}}, {12, 64}))),
+        runtime(matmul("batched_broadcast", {{2, 1, 5, 8}, {1, 3, 8, 6}},
+                       {2, 3, 5, 6}, H)),
+        runtime(matmul("batched_aligned", {{2, 16, 32}, {2, 32, 16}},
+                       {2, 16, 16}, S)),
+        runtime(gemm("large_half", {{512, 512}, {512, 512}}, {512, 512}, H)),
+        // transA: blocks of A transposed in LM0 through a matrix register.
+        runtime(transposedA(
+            gemm("transposeA_half", {{6, 3}, {6, 4}, {1, 4}}, {3, 4}, H))),
+        runtime(transposedA(gemm("all_attributes_half",
+                                 {{4, 3}, {5, 4}, {1, 5}}, {3, 5}, H, true,
+                                 0.25f, 0.35f))),
+        runtime(transposedA(
+            gemm("transposeA_double", {{6, 3}, {6, 4}, {1, 4}}, {3, 4}, D))),
+        transposedA(gemm("transposeA_odd_single", {{45, 37}, {45, 29}, {29}},
+                         {37, 29}, S)),
+        transposedA(gemm("transposeA_groups_half", {{64, 320}, {64, 48}, {48}},
+                         {320, 48}, H)),
+        transposedA(transposed(gemm("transposeAB_large_half",
+                                    {{300, 512}, {256, 300}}, {512, 256},
+                                    H)))),
     [](const ::testing::TestParamInfo<GemmCase> &info) {
       return std::string(info.param.name);
     });
