@@ -727,8 +727,14 @@ bool lowerPool(Lowering &l) {
   const KernelRequest &r = l.request();
   bool global = r.opType == "GlobalAveragePool";
   bool isMax = r.opType == "MaxPool";
-  if (!checkOutputs(l, 1) || !checkInputs(l, 1, 1))
+  // MaxPool's optional second output: the flat input index of each
+  // maximum.
+  bool wantIndices = isMax && r.outputs.size() > 1 && !r.outputs[1].omitted;
+  if (!checkOutputs(l, wantIndices ? 2 : 1) || !checkInputs(l, 1, 1))
     return false;
+  int64_t storageOrder = r.getInt("storage_order", 0);
+  if (wantIndices && storageOrder != 0 && storageOrder != 1)
+    return l.fail("storage_order must be 0 or 1");
   const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
   if (in.shape.size() < 3)
     return l.fail(r.opType + " needs an input of rank 3 or more");
@@ -761,14 +767,30 @@ bool lowerPool(Lowering &l) {
   const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
   if (!y)
     return false;
+  const PeImage *indices = nullptr;
+  std::optional<Slot> ring;
+  constexpr int32_t kRingWords = 64;
+  if (wantIndices) {
+    if (r.outputs[1].form.type != DeviceType::Int32 ||
+        r.outputs[1].form.shape != out.shape)
+      return l.fail("MaxPool's indices are an int32 tensor shaped as Y");
+    if (elementCount(in.shape) >= (int64_t(1) << 24))
+      return l.fail("MaxPool's indices need an input under 2^24 elements");
+    if (!(indices = l.placeOutput(1, {LM0, LM1})) ||
+        !(ring = l.allocate({GRF0}, kRingWords)))
+      return false;
+  }
   l.loadInputs();
   size_t rank = w.rank();
+  int32_t ringNext = 0;
+  ElemProgram &p = l.program();
   forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
     std::vector<Slot> taps;
     int64_t padded = 1;
     std::vector<int64_t> from(index.begin(), index.begin() + 2);
     from.resize(2 + rank);
     std::vector<int64_t> k(rank, 0);
+    std::vector<int64_t> flat; // each tap's index into the flattened input
     // Taps inside the input, and how many lie inside the padded input.
     for (size_t d = 0; d < rank; ++d) {
       int64_t count = 0;
@@ -788,9 +810,44 @@ bool lowerPool(Lowering &l) {
         from[2 + d] = i;
       }
       taps.push_back({x->memory, x->wordOf(from)});
+      // Row-major over the spatial dimensions, or column-major with
+      // storage_order 1, after the plane (n, c).
+      int64_t spatialIndex = 0, stride = 1;
+      if (storageOrder == 1) {
+        for (size_t d = 0; d < rank; ++d) {
+          spatialIndex += from[2 + d] * stride;
+          stride *= w.in[d];
+        }
+      } else {
+        for (size_t d = rank; d-- > 0;) {
+          spatialIndex += from[2 + d] * stride;
+          stride *= w.in[d];
+        }
+      }
+      int64_t plane = from[0] * in.shape[1] + from[1];
+      flat.push_back(plane * elementCount(spatial) + spatialIndex);
     });
     Slot dst{y->memory, y->wordOf(index)};
     l.fold(dst, taps, isMax ? Lowering::Fold::Max : Lowering::Fold::Sum);
+    if (indices) {
+      // Each tap's candidate: its index where it equals the maximum (the
+      // bits, which fmax passes unchanged), that plus 2^24 where not; the
+      // smallest candidate is the first maximum in row-major order.
+      Slot to{indices->memory, indices->wordOf(index)};
+      for (size_t t = 0; t < taps.size(); ++t) {
+        Slot c = ring->offset(ringNext);
+        ringNext = (ringNext + 1) % kRingWords;
+        p.integer(ElemOpcode::IXor, c, dst, taps[t]);
+        p.integer(ElemOpcode::ILNot, c, c, c);
+        p.integer(ElemOpcode::ISub, c, p.constantBits(1), c);
+        p.integer(ElemOpcode::ILsl, c, c, p.constantBits(24));
+        p.integer(ElemOpcode::IAdd, c, c, p.constantBits(uint32_t(flat[t])));
+        if (t == 0)
+          p.copy(to, c);
+        else
+          p.integer(ElemOpcode::IMin, to, to, c);
+      }
+    }
     int64_t divisor = countPad ? padded : int64_t(taps.size());
     if (!isMax && divisor > 1)
       l.program().mul(dst, dst, l.program().constant(1.0f / float(divisor)));

@@ -70,6 +70,12 @@ const char *mnemonic(ElemOpcode opcode) {
     return "imax";
   case ElemOpcode::IMin:
     return "imin";
+  case ElemOpcode::IXor:
+    return "ixor";
+  case ElemOpcode::ILsl:
+    return "ilsl";
+  case ElemOpcode::ILNot:
+    return "ilnot";
   case ElemOpcode::FToI:
     return "fftoi";
   case ElemOpcode::HalfToSingle:
@@ -180,11 +186,14 @@ unsigned general::sourceCount(ElemOpcode opcode) {
   case ElemOpcode::ISub:
   case ElemOpcode::IMax:
   case ElemOpcode::IMin:
+  case ElemOpcode::IXor:
+  case ElemOpcode::ILsl:
     return 2;
   case ElemOpcode::Pass:
   case ElemOpcode::Rsqrt:
   case ElemOpcode::Copy:
   case ElemOpcode::FToI:
+  case ElemOpcode::ILNot:
   case ElemOpcode::HalfToSingle:
   case ElemOpcode::SingleToHalf:
     return 1;

@@ -68,11 +68,14 @@ enum class ElemOpcode : uint8_t {
   Zero,  // zero
   Imm,   // imm: the 32-bit immediate in every word of the destination
   // ALU, 32-bit integers (int32 tensors).
-  IAdd, // iadd x y
-  ISub, // isub x y
-  IMax, // imax x y
-  IMin, // imin x y
-  FToI, // fftoi x: a single to an integer, towards zero
+  IAdd,  // iadd x y
+  ISub,  // isub x y
+  IMax,  // imax x y
+  IMin,  // imin x y
+  IXor,  // ixor x y
+  ILsl,  // ilsl x y: x shifted left by y
+  ILNot, // ilnot x: 1 where x is 0, else 0
+  FToI,  // fftoi x: a single to an integer, towards zero
   // MAU format conversions (half tensors, computed in single).
   HalfToSingle, // hvpassa: a long word of four halves to four singles
   SingleToHalf, // fvpassar: a long word of two singles to a word of halves

@@ -124,6 +124,15 @@ void runCase(const Case &c, KernelRun *keep = nullptr) {
                               : DeviceType::Single;
   KernelRequest request =
       makeRequest(c.opType, c.inputs, shapes, type, constant);
+  HarnessOptions options;
+  for (size_t o = 0; o < c.outputs; ++o) {
+    // Integer outputs beside others (MaxPool's indices) are int32.
+    DType host = expected.outputs[o].dtype();
+    options.outputTypes.push_back(host);
+    if (!reference::isFloatingPoint(host) && type != DeviceType::Int32)
+      request.outputs[o].form =
+          DramForm::canonical(DeviceType::Int32, shapes[o]);
+  }
   request.attributes = c.attributes;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     // Integer inputs (axes, shapes) are 32-bit on the device.
@@ -133,7 +142,6 @@ void runCase(const Case &c, KernelRun *keep = nullptr) {
     if (i < c.omitted.size() && c.omitted[i])
       request.inputs[i].omitted = true;
   }
-  HarnessOptions options;
   options.generator = "general";
   KernelRun run;
   std::string error;
@@ -539,6 +547,18 @@ std::vector<Case> reduceCases() {
           {"auto_pad", stringAttr("SAME_LOWER")}});
     pool(op, "2d_strides", {1, 3, 16, 16},
          {{"kernel_shape", intsAttr({5, 5})}, {"strides", intsAttr({3, 3})}});
+  }
+  for (int64_t order : {0, 1}) {
+    Case c;
+    c.name = "MaxPool_with_argmax_storage_order_" + std::to_string(order);
+    c.opType = "MaxPool";
+    c.inputs = {rnd({1, 2, 5, 5}, 58)};
+    c.attributes = {{"kernel_shape", intsAttr({3, 3})},
+                    {"pads", intsAttr({1, 1, 1, 1})},
+                    {"strides", intsAttr({2, 2})},
+                    {"storage_order", intAttr(order)}};
+    c.outputs = 2;
+    cases.push_back(c);
   }
   pool("MaxPool", "2d_dilations", {1, 1, 4, 4},
        {{"kernel_shape", intsAttr({2, 2})}, {"dilations", intsAttr({2, 2})}});

@@ -143,7 +143,11 @@ bool testing::runKernel(KernelRequest request,
         return false;
     }
     reference::Tensor host;
-    if (!unpackHost(tensor.form, image, outputType, host, error))
+    size_t position = result.outputs.size();
+    reference::DType type = position < options.outputTypes.size()
+                                ? options.outputTypes[position]
+                                : outputType;
+    if (!unpackHost(tensor.form, image, type, host, error))
       return false;
     result.outputs.push_back(std::move(host));
     result.outputImages.push_back(std::move(image));

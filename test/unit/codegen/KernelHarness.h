@@ -31,6 +31,9 @@ struct HarnessOptions {
   /// Run this generator (by name) instead of the first that matches, for
   /// testing a kernel that a more specialised one would otherwise take.
   std::string generator;
+  /// Host types of the outputs, by position, overriding runKernel's
+  /// outputType (MaxPool's float values beside its integer indices).
+  std::vector<reference::DType> outputTypes;
 };
 
 struct KernelRun {
