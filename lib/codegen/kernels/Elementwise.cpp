@@ -7,19 +7,20 @@
 // 3.6.4), or goes to LM1 for one input. A scalar constant operand is an
 // immediate kept in GRF0.
 //
-// Half tensors (float_dtype=half) use the half forms: the MAU's hv*
-// operations with the output reduction "r" (four halves a long word,
-// rounded once; the addend read as halves with the "e" option) and the
-// ALU's h-precision max, min and relu (E6).
+// Every floating format takes one code path (VectorFormat, MathLib.h):
+// half tensors (float_dtype=half) the MAU's hv* operations with the output
+// reduction "r" (four halves a long word, rounded once; the addend read as
+// halves with the "e" option) and the ALU's h-precision max and min (E6);
+// double tensors (float_dtype=double) dvadd, dvpassa, the product in two
+// steps (dvmulu, then dvfmad through $mauf) and dmax, dmin (E8).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FlatSpread.h"
 #include "Generators.h"
+#include "MathLib.h"
 
 #include "mncc/codegen/DeviceType.h"
-
-#include <cstring>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -54,29 +55,14 @@ bool sameGeometry(const DramForm &a, const DramForm &b) {
          a.groups == b.groups;
 }
 
-/// A scalar constant operand: one element known at compile time.
-std::optional<float> scalarConstant(const KernelTensor &tensor) {
+/// A scalar constant operand: one element known at compile time (a
+/// float32 or float64 initializer).
+std::optional<double> scalarConstant(const KernelTensor &tensor) {
   if (!tensor.constant || tensor.constant->numElements() != 1 ||
-      tensor.constant->dtype() != reference::DType::Float32)
+      (tensor.constant->dtype() != reference::DType::Float32 &&
+       tensor.constant->dtype() != reference::DType::Float64))
     return std::nullopt;
-  return tensor.constant->data<float>()[0];
-}
-
-/// The constant as an imm payload word of `type`: a single, or a half in
-/// both halves of the word ("ui": a negative single's bit pattern is above
-/// INT32_MAX).
-std::string immediateWord(DeviceType type, float value) {
-  uint32_t bits;
-  if (type == DeviceType::Half) {
-    uint16_t half = 0;
-    hostToDevice(reference::DType::Float32, &value, DeviceType::Half, &half, 1);
-    bits = uint32_t(half) << 16 | half;
-  } else {
-    std::memcpy(&bits, &value, sizeof bits);
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "ui\"0x%08x\"", bits);
-  return buffer;
+  return tensor.constant->elementAsDouble(0);
 }
 
 class ElementwiseGenerator : public KernelGenerator {
@@ -89,9 +75,8 @@ public:
     if (!op)
       return false;
     if (request.outputs.size() != 1 ||
-        (request.outputs[0].form.type != DeviceType::Single &&
-         request.outputs[0].form.type != DeviceType::Half)) {
-      whyNot = "only single- and half-precision results";
+        !isFloatingDeviceType(request.outputs[0].form.type)) {
+      whyNot = "only floating-point results";
       return false;
     }
     const DramForm &out = request.outputs[0].form;
@@ -119,7 +104,7 @@ public:
     const DramForm &result = request.outputs[0].form;
     FlatSpread spread(result);
     bool binary = op.arity == Arity::Binary;
-    std::optional<float> immediate =
+    std::optional<double> immediate =
         binary ? scalarConstant(request.inputs[1]) : std::nullopt;
     if (binary && immediate && sameGeometry(request.inputs[1].form, result))
       immediate.reset();
@@ -137,10 +122,11 @@ public:
       out.step({"zero " + peOperand(PeMemory::GRF0, Width::DoubleLong, 0, 0)});
       out.nop();
     }
+    VectorFormat format(result.type);
     if (immediate) {
-      // The constant fills GRF0 long words 0..1 of every PE.
-      out.step({"imm " + immediateWord(result.type, *immediate) + " " +
-                peOperand(PeMemory::GRF0, Width::DoubleLong, 0, 0)});
+      // The constant, rounded to the format, in every lane of GRF0 long
+      // word 0 of every PE.
+      emitLongWordConstant(out, PeMemory::GRF0, 0, format.splat(*immediate));
       out.nop();
     }
     FlatSpread inputA(request.inputs[0].form);
@@ -160,32 +146,26 @@ public:
                             ? peOperand(PeMemory::GRF0, Width::Long, 0, 0)
                             : peOperand(PeMemory::LM1, Width::Long, 2 * j);
         std::string o = peOperand(PeMemory::LM1, Width::Long, 2 * j);
-        std::string expression;
+        std::vector<std::string> steps;
         std::string_view type = op.opType;
-        bool half = result.type == DeviceType::Half;
         if (type == "Relu")
-          expression = std::string(half ? "hmax " : "fmax ") + a + " " +
-                       peOperand(PeMemory::GRF0, Width::Long, 0, 0) + " " + o;
+          steps = {format.alu("max") + " " + a + " " +
+                   peOperand(PeMemory::GRF0, Width::Long, 0, 0) + " " + o};
         else if (type == "Identity")
-          expression = "lpassa " + a + " " + o;
+          steps = {"lpassa " + a + " " + o};
         else if (type == "Neg")
-          expression = (half ? "hvpassar -" : "fvpassa -") + a + " " + o;
+          steps = format.mauSteps("vpassa", {"-" + a}, o);
         else if (type == "Add")
-          expression = half ? "hvaddr " + a + " " + b + "e " + o
-                            : "fvadd " + a + " " + b + " " + o;
+          steps = format.mauSteps("vadd", {a, b}, o);
         else if (type == "Sub")
-          expression = half ? "hvaddr " + a + " -" + b + "e " + o
-                            : "fvadd " + a + " -" + b + " " + o;
+          steps = format.mauSteps("vadd", {a, "-" + b}, o);
         else if (type == "Mul")
-          expression =
-              std::string(half ? "hvmulr " : "fvmul ") + a + " " + b + " " + o;
-        else if (type == "Max")
-          expression =
-              std::string(half ? "hmax " : "fmax ") + a + " " + b + " " + o;
-        else if (type == "Min")
-          expression =
-              std::string(half ? "hmin " : "fmin ") + a + " " + b + " " + o;
-        out.step({expression});
+          steps = format.mauSteps("vmul", {a, b}, o);
+        else if (type == "Max" || type == "Min")
+          steps = {format.alu(type == "Max" ? "max" : "min") + " " + a + " " +
+                   b + " " + o};
+        for (const std::string &expression : steps)
+          out.step({expression});
       }
       // MAU results land ten cycles after their step: two steps before the
       // store reads them.

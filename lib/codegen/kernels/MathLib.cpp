@@ -45,13 +45,127 @@ constexpr unsigned kMaxWindow = 4;
 constexpr int64_t kAluLatency = 2;
 constexpr int64_t kMauLatency = 3;
 
-uint32_t floatBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Formats
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+char floatPrecision(DeviceType type) {
+  return type == DeviceType::Half ? 'h' : type == DeviceType::Double ? 'd' : 'f';
+}
+
+char integerPrecision(DeviceType type) {
+  return type == DeviceType::Half ? 's' : type == DeviceType::Double ? 'l' : 'i';
 }
 
 } // namespace
+
+std::string VectorFormat::alu(std::string_view name) const {
+  return floatPrecision(Type) + std::string(name);
+}
+
+std::string VectorFormat::integer(std::string_view name) const {
+  return integerPrecision(Type) + std::string(name);
+}
+
+std::string VectorFormat::mau(std::string_view name) const {
+  // Half results are rounded once into half (the output reduction).
+  return floatPrecision(Type) + std::string(name) +
+         (Type == DeviceType::Half ? "r" : "");
+}
+
+std::vector<std::string>
+VectorFormat::mauSteps(std::string_view name, std::vector<std::string> sources,
+                       const std::string &destination) const {
+  std::string opcode = mau(name);
+  // Half: the addend (vfma's third source, vadd's second) in halves, "e"
+  // (the accumulating form reads it one format lower than its single).
+  if (Type == DeviceType::Half && (name == "vfma" || name == "vadd"))
+    sources.back() += "e";
+  if (isPairedProduct(opcode)) {
+    std::array<std::string, 2> pair =
+        pairedProductSteps(opcode, sources, destination);
+    return {pair[0], pair[1]};
+  }
+  std::string text = opcode;
+  for (const std::string &source : sources)
+    text += " " + source;
+  return {text + " " + destination};
+}
+
+uint64_t VectorFormat::laneOf(double value) const {
+  // A zero keeps its sign (the device's conversions give +0, decision 4).
+  if (value == 0)
+    return std::signbit(value) ? signBit() : 0;
+  uint64_t bits = 0;
+  switch (Type) {
+  case DeviceType::Half: {
+    uint16_t half = 0;
+    hostToDevice(reference::DType::Float64, &value, Type, &half, 1);
+    return half;
+  }
+  case DeviceType::Double:
+    hostToDevice(reference::DType::Float64, &value, Type, &bits, 1);
+    return bits;
+  default: {
+    uint32_t single = 0;
+    hostToDevice(reference::DType::Float64, &value, DeviceType::Single,
+                 &single, 1);
+    return single;
+  }
+  }
+}
+
+uint64_t
+VectorFormat::longWord(const std::function<uint64_t(unsigned)> &lane) const {
+  uint64_t word = 0;
+  uint64_t mask = ~uint64_t(0) >> (64 - bits());
+  for (unsigned i = 0; i < unsigned(lanes()); ++i)
+    word |= (lane(i) & mask) << (64 - bits() * (i + 1));
+  return word;
+}
+
+bool codegen::isPairedProduct(std::string_view opcode) {
+  return opcode == "dvfma" || opcode == "dvmul";
+}
+
+std::array<std::string, 2>
+codegen::pairedProductSteps(std::string_view opcode,
+                            const std::vector<std::string> &sources,
+                            const std::string &destination) {
+  // u: PEs 0 and 1 compute, 2 and 3 pass the addend (0 for dvmul); d: PEs
+  // 2 and 3 compute a b + (that), 0 and 1 pass their result.
+  std::string a = sources.at(0), b = sources.at(1);
+  std::string u = std::string(opcode) + "u " + a + " " + b;
+  if (opcode == "dvfma")
+    u += " " + sources.at(2);
+  return {u + " $nowrite",
+          "dvfmad " + a + " " + b + " $mauf " + destination};
+}
+
+std::string codegen::immediatePayload(uint32_t bits) {
+  char payload[24];
+  std::snprintf(payload, sizeof payload, "ui\"0x%08x\"", bits);
+  return payload;
+}
+
+void codegen::emitLongWordConstant(VsmWriter &out, PeMemory memory,
+                                   int64_t longWord, uint64_t bits) {
+  uint32_t high = uint32_t(bits >> 32), low = uint32_t(bits);
+  if (high == low) {
+    out.step({"imm " + immediatePayload(high) + " " +
+              peOperand(memory, Width::Long, 2 * longWord, 0)});
+    return;
+  }
+  // A word destination stores the most significant word of imm's value.
+  out.step({"imm " + immediatePayload(high) + " " +
+            peOperand(memory, Width::Word, 2 * longWord, 0)});
+  out.step({"imm " + immediatePayload(low) + " " +
+            peOperand(memory, Width::Word, 2 * longWord + 1, 0)});
+}
 
 //===----------------------------------------------------------------------===//
 // Program construction
@@ -94,8 +208,13 @@ Ref MathProgram::fixed(const std::string &name) {
   return Ref{int(Values.size() - 1)};
 }
 
-Ref MathProgram::constant(float value, Home home) {
-  return constantBits(floatBits(value), home);
+Ref MathProgram::constantLane(uint64_t bits, Home home) {
+  uint64_t word = Format.longWord([bits](unsigned) { return bits; });
+  return constantPair(uint32_t(word >> 32), uint32_t(word), home);
+}
+
+Ref MathProgram::constant(double value, Home home) {
+  return constantLane(Format.laneOf(value), home);
 }
 
 Ref MathProgram::compute(Unit unit, const std::string &opcode,
@@ -263,7 +382,7 @@ private:
   bool layOut(std::string &error);
   Access accessOf(int value, int64_t chunk) const;
   bool fits(const Step &step, unsigned unit, const std::vector<Access> &reads,
-            const Access &write, bool isImm) const;
+            const Access *write, bool isImm) const;
   bool place(unsigned unit, const std::string &opcode,
              const std::vector<Access> &reads, const Access &write,
              int64_t latency, bool isImm, std::string &error);
@@ -418,6 +537,12 @@ bool Scheduler::layOut(std::string &error) {
     error = "a math program keeps at most one constant in T";
     return false;
   }
+  for (const MathProgram::Value &value : Program.values())
+    if (value.kind == MathProgram::Value::Kind::Constant &&
+        value.home == Home::T && value.bits != value.lowBits) {
+      error = "T holds a constant of two equal words only (imm)";
+      return false;
+    }
   for (unsigned p = 0; p < 2; ++p)
     next[p] = roundUpTo(next[p], 2);
   for (size_t i = 0; i < Program.values().size(); ++i) {
@@ -476,7 +601,7 @@ Access Scheduler::accessOf(int id, int64_t chunk) const {
 }
 
 bool Scheduler::fits(const Step &step, unsigned unit,
-                     const std::vector<Access> &reads, const Access &write,
+                     const std::vector<Access> &reads, const Access *write,
                      bool isImm) const {
   if (!step.expression[unit].empty())
     return false;
@@ -496,12 +621,12 @@ bool Scheduler::fits(const Step &step, unsigned unit,
       return false;
     lm0 |= read.port == PortLm0;
   }
-  if (step.writes[write.port])
+  if (write && step.writes[write->port])
     return false;
-  if (write.port <= PortLm1) {
-    if (combined[write.port].used && combined[write.port] != write.region)
+  if (write && write->port <= PortLm1) {
+    if (combined[write->port].used && combined[write->port] != write->region)
       return false;
-    lm0 |= write.port == PortLm0;
+    lm0 |= write->port == PortLm0;
   }
   if ((isImm || step.hasImm) && lm0)
     return false;
@@ -516,11 +641,17 @@ bool Scheduler::place(unsigned unit, const std::string &opcode,
     earliest = std::max(earliest, Slots[read.slot()].ready);
   SlotState &target = Slots[write.slot()];
   earliest = std::max({earliest, target.lastRead, target.ready});
+  // A double product takes two consecutive steps of the MAU (the first
+  // writes nothing, the second reads its result from $mauf).
+  bool paired = isPairedProduct(opcode);
+  int64_t span = paired ? 2 : 1;
   for (int64_t s = earliest;; ++s) {
-    if (s >= int64_t(Timeline.size()))
-      Timeline.resize(size_t(s + 1));
-    Step &step = Timeline[size_t(s)];
-    if (!fits(step, unit, reads, write, isImm)) {
+    if (s + span > int64_t(Timeline.size()))
+      Timeline.resize(size_t(s + span));
+    bool fit = fits(Timeline[size_t(s + span - 1)], unit, reads, &write, isImm);
+    if (paired)
+      fit = fit && fits(Timeline[size_t(s)], unit, reads, nullptr, false);
+    if (!fit) {
       // The operands of one expression conflict among themselves: it never
       // fits, whatever the step.
       if (s > earliest + 4096) {
@@ -530,23 +661,39 @@ bool Scheduler::place(unsigned unit, const std::string &opcode,
       }
       continue;
     }
-    std::string text = opcode;
+    std::vector<std::string> texts;
     for (const Access &read : reads)
-      text += " " + read.text(false);
-    text += " " + write.text(true);
-    step.expression[unit] = text;
-    for (const Access &read : reads) {
-      if (read.port < PortT)
-        step.reads[read.port] = read.region;
-      SlotState &state = Slots[read.slot()];
-      state.lastRead = std::max(state.lastRead, s);
+      texts.push_back(read.text(false));
+    std::vector<std::string> expressions;
+    if (paired) {
+      std::array<std::string, 2> pair =
+          pairedProductSteps(opcode, texts, write.text(true));
+      expressions = {pair[0], pair[1]};
+    } else {
+      std::string text = opcode;
+      for (const std::string &read : texts)
+        text += " " + read;
+      expressions = {text + " " + write.text(true)};
     }
+    for (int64_t i = 0; i < span; ++i) {
+      Step &step = Timeline[size_t(s + i)];
+      step.expression[unit] = expressions[size_t(i)];
+      for (const Access &read : reads)
+        if (read.port < PortT)
+          step.reads[read.port] = read.region;
+    }
+    int64_t last = s + span - 1;
+    for (const Access &read : reads) {
+      SlotState &state = Slots[read.slot()];
+      state.lastRead = std::max(state.lastRead, last);
+    }
+    Step &step = Timeline[size_t(last)];
     step.writes[write.port] = true;
     if (write.port <= PortLm1)
       step.lmWrite[write.port] = write.region;
     step.hasImm |= isImm;
     SlotState &written = Slots[write.slot()];
-    written.ready = s + latency;
+    written.ready = last + latency;
     return true;
   }
 }
@@ -893,9 +1040,23 @@ MathProgram sigmoidProgram() {
   return p;
 }
 
+//===----------------------------------------------------------------------===//
+// The functions in double
+//===----------------------------------------------------------------------===//
+
+MathProgram doubleFunctionProgram(MathFunction function) {
+  MathProgram p(DeviceType::Double);
+  (void)function;
+  p.setResult(p.mau("dvpassa", {p.input()}, kDest));
+  return p;
+}
+
 } // namespace
 
-MathProgram codegen::mathFunctionProgram(MathFunction function) {
+MathProgram codegen::mathFunctionProgram(MathFunction function,
+                                         DeviceType type) {
+  if (type == DeviceType::Double)
+    return doubleFunctionProgram(function);
   switch (function) {
   case MathFunction::Exp:
     return expProgram();
@@ -939,18 +1100,20 @@ unsigned codegen::mathFunctionInputs(MathFunction function) {
   return function == MathFunction::Divide ? 2 : 1;
 }
 
-int64_t codegen::mathScratchLongWords(MathFunction function) {
-  return mathFunctionProgram(function).scratchLongWords(kMaxWindow);
+int64_t codegen::mathScratchLongWords(MathFunction function,
+                                      DeviceType type) {
+  return mathFunctionProgram(function, type).scratchLongWords(kMaxWindow);
 }
 
-int64_t codegen::mathScratchMinimum(MathFunction function) {
-  return mathFunctionProgram(function).scratchLongWords(1);
+int64_t codegen::mathScratchMinimum(MathFunction function, DeviceType type) {
+  return mathFunctionProgram(function, type).scratchLongWords(1);
 }
 
 bool codegen::emitMathFunction(VsmWriter &out, MathFunction function,
                                const std::vector<PeBlock> &sources,
                                const PeBlock &destination,
-                               const MathScratch &scratch, std::string &error) {
+                               const MathScratch &scratch, std::string &error,
+                               DeviceType type) {
   if (sources.size() != mathFunctionInputs(function)) {
     error = std::string(mathFunctionName(function)) + " reads " +
             std::to_string(mathFunctionInputs(function)) + " sources, given " +
@@ -958,7 +1121,8 @@ bool codegen::emitMathFunction(VsmWriter &out, MathFunction function,
     return false;
   }
   out.comment(std::string(mathFunctionName(function)) + " over " +
-              std::to_string(destination.longWords) + " long words");
-  return mathFunctionProgram(function).emit(out, sources, destination, scratch,
-                                            error);
+              std::to_string(destination.longWords) + " long words of " +
+              std::string(deviceTypeName(type)));
+  return mathFunctionProgram(function, type)
+      .emit(out, sources, destination, scratch, error);
 }

@@ -1,18 +1,19 @@
 //===- MathLib.h - Element-wise math on a block of PE memory ----*- C++ -*-===//
 //
 // Emits VSM that computes a function element by element over a block of
-// long words of singles (two per long word) in a PE memory, the same in
-// every PE, with no communication: exp, log, reciprocal, division, square
-// root, tanh and sigmoid, and any short sequence of ALU and MAU vector
-// operations a kernel builds with MathProgram.
+// long words of singles (two per long word) or doubles (one) in a PE
+// memory, the same in every PE, with no communication: exp, log,
+// reciprocal, division, square root, tanh and sigmoid, and any short
+// sequence of ALU and MAU vector operations a kernel builds with
+// MathProgram.
 //
 // The ALU has no floating-point add or multiply; the MAU's vector mode
 // does (fvfma, fvmul, fvadd, fvpassa), so the functions are polynomials and
 // Newton iterations on the MAU, with range reduction and special values
 // done by integer and select operations on the ALU, which runs beside the
-// MAU in the same steps. Accuracy against IEEE single is measured by
-// test/unit/codegen/MathLibTest.cpp and documented in docs/codegen.md (M
-// decisions).
+// MAU in the same steps. Accuracy against IEEE single and double is
+// measured by test/unit/codegen/MathLibTest.cpp and documented in
+// docs/codegen.md (M decisions).
 //
 // Usage (the block form: counts a multiple of 4 long words, every operand
 // auto-stride):
@@ -34,13 +35,84 @@
 #ifndef MNCC_LIB_CODEGEN_KERNELS_MATHLIB_H
 #define MNCC_LIB_CODEGEN_KERNELS_MATHLIB_H
 
+#include "mncc/codegen/DeviceType.h"
 #include "mncc/codegen/VsmWriter.h"
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mncc::codegen {
+
+/// The forms element-wise work of one floating device format takes on the
+/// ALU and the MAU, for the vector kernels and MathLib (docs/codegen.md E6,
+/// E8). Lanes are the format's elements of a long word (4 halves, 2
+/// singles, 1 double): the ALU works in the format's precision (h, f, d)
+/// or in the integer precision of the same lane width (s, i, l); the MAU's
+/// vector operations round once into the format (half: the "r" forms, the
+/// addend read as halves with "e"), and a double product takes two steps
+/// (pairedProductSteps).
+class VectorFormat {
+public:
+  explicit VectorFormat(DeviceType type) : Type(type) {}
+  DeviceType type() const { return Type; }
+  /// Elements a long word holds, and the bits of each.
+  int64_t lanes() const { return elementsPerLongWord(Type); }
+  unsigned bits() const { return deviceTypeBits(Type); }
+
+  /// An ALU operation in the format's floating precision ("fmax",
+  /// "dmax"), or in the integer precision of its lanes ("iand", "land").
+  std::string alu(std::string_view name) const;
+  std::string integer(std::string_view name) const;
+  /// A MAU vector opcode ("vfma", "vmul", "vadd", "vpassa") in the format
+  /// ("fvfma", "dvfma", "hvfmar").
+  std::string mau(std::string_view name) const;
+  /// The steps of a MAU vector operation over operand texts (a leading
+  /// "-" negates one): one expression, or two for a double product.
+  std::vector<std::string> mauSteps(std::string_view name,
+                                    std::vector<std::string> sources,
+                                    const std::string &destination) const;
+
+  /// The lane's bits of `value` rounded to the format (DeviceType.h).
+  uint64_t laneOf(double value) const;
+  /// A long word holding lane(i) in lane i (lane 0 the most significant).
+  uint64_t longWord(const std::function<uint64_t(unsigned)> &lane) const;
+  /// A long word holding `value` in every lane.
+  uint64_t splat(double value) const {
+    uint64_t bits = laneOf(value);
+    return longWord([bits](unsigned) { return bits; });
+  }
+  /// The sign bit of a lane, and the lane's bits but the sign.
+  uint64_t signBit() const { return uint64_t(1) << (bits() - 1); }
+  uint64_t magnitudeMask() const { return signBit() - 1; }
+
+private:
+  DeviceType Type;
+};
+
+/// The MAU multiplies doubles on one pair of PEs of a MAB per instruction
+/// (manual 3.6.6: dvfma and dvmul take "u", PEs 0 and 1, or "d", PEs 2 and
+/// 3, the other pair passing the addend). A double product over all four
+/// PEs is the "u" form into $nowrite, then the "d" form in the next step
+/// with the first step's result ($mauf) as its addend. Whether `opcode` is
+/// one ("dvfma", "dvmul"), and its two expressions.
+bool isPairedProduct(std::string_view opcode);
+std::array<std::string, 2>
+pairedProductSteps(std::string_view opcode,
+                   const std::vector<std::string> &sources,
+                   const std::string &destination);
+
+/// `ui"0x..."`: an imm payload of 32 bits.
+std::string immediatePayload(uint32_t bits);
+/// Writes the 64 bits of `bits` into long word `longWord` of `memory` in
+/// every PE (one imm, or one per word when they differ). The caller leaves
+/// a step before reading it (ALU latency) and keeps LM0 out of the steps
+/// (imm never issues beside an LM0 access).
+void emitLongWordConstant(VsmWriter &out, PeMemory memory, int64_t longWord,
+                          uint64_t bits);
 
 /// Long words [longWord, longWord + longWords) of a PE memory, in every PE.
 struct PeBlock {
@@ -76,17 +148,20 @@ const char *mathFunctionName(MathFunction function);
 unsigned mathFunctionInputs(MathFunction function);
 /// Long words each scratch block needs for full speed; the functions also
 /// run, slower, in as little as mathScratchMinimum.
-int64_t mathScratchLongWords(MathFunction function);
-int64_t mathScratchMinimum(MathFunction function);
+int64_t mathScratchLongWords(MathFunction function,
+                             DeviceType type = DeviceType::Single);
+int64_t mathScratchMinimum(MathFunction function,
+                           DeviceType type = DeviceType::Single);
 
 /// Emits `function` over `sources` (one block, or two for Divide, each as
-/// long as the destination) into `destination`. A source may be the
-/// destination itself (in place). Returns false with a message naming the
-/// problem for blocks that do not fit or overlap.
+/// long as the destination) into `destination`, over singles or doubles.
+/// A source may be the destination itself (in place). Returns false with
+/// a message naming the problem for blocks that do not fit or overlap.
 bool emitMathFunction(VsmWriter &out, MathFunction function,
                       const std::vector<PeBlock> &sources,
                       const PeBlock &destination, const MathScratch &scratch,
-                      std::string &error);
+                      std::string &error,
+                      DeviceType type = DeviceType::Single);
 
 inline bool emitExp(VsmWriter &out, const PeBlock &source,
                     const PeBlock &destination, const MathScratch &scratch,
@@ -152,18 +227,27 @@ public:
     Ref operator-() const { return Ref{id, !negate}; }
   };
 
+  /// A program over long words of `type`'s elements (single or double).
+  explicit MathProgram(DeviceType type = DeviceType::Single)
+      : Format(type) {}
+  const VectorFormat &format() const { return Format; }
+
   /// The chunk of source `index`.
   Ref input(unsigned index = 0);
   /// A constant long word holding `bits` in both words.
   Ref constantBits(uint32_t bits, Home home);
-  Ref constant(float value, Home home);
+  /// A constant long word holding the lane `bits` in every lane of the
+  /// format, or `value` rounded to the format.
+  Ref constantLane(uint64_t bits, Home home);
+  Ref constant(double value, Home home);
   /// A constant long word of two different words (high first).
   Ref constantPair(uint32_t high, uint32_t low, Home home);
   /// A fixed input of the ALU ("$peid", "$subpeid", ...: manual 3.6.1),
   /// only ever the first operand of an ALU expression.
   Ref fixed(const std::string &name);
   /// `opcode <sources...> <result>`; ALU opcodes with their precision
-  /// ("fmax", "iand"), MAU vector opcodes ("fvfma").
+  /// ("fmax", "iand"), MAU vector opcodes ("fvfma"; a double product,
+  /// "dvfma" or "dvmul", takes two steps: pairedProductSteps).
   Ref alu(const std::string &opcode, std::vector<Ref> sources, Home home);
   Ref mau(const std::string &opcode, std::vector<Ref> sources, Home home);
   /// Marks the value the program computes; its expression writes the
@@ -201,13 +285,16 @@ private:
   Ref compute(Unit unit, const std::string &opcode, std::vector<Ref> sources,
               Home home);
 
+  VectorFormat Format;
   std::vector<Value> Values;
   std::vector<Operation> Operations;
   int Result = -1;
 };
 
-/// The program of a function (for tests and for kernels that extend it).
-MathProgram mathFunctionProgram(MathFunction function);
+/// The program of a function over singles or doubles (for tests and for
+/// kernels that extend it).
+MathProgram mathFunctionProgram(MathFunction function,
+                                DeviceType type = DeviceType::Single);
 
 } // namespace mncc::codegen
 

@@ -6,6 +6,10 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+#include <iterator>
+#include <limits>
+
 using namespace mncc;
 using namespace mncc::codegen;
 using namespace mncc::codegen::testing;
@@ -121,7 +125,8 @@ TEST_P(HalfElementwiseKernel, MatchesTheReferenceInHalf) {
   for (const reference::Tensor &t : inputs)
     halves.push_back(throughHalf(t));
   reference::Tensor expected = throughHalf(referenceResult(c.opType, halves));
-  bool sum = c.opType == "Add" || c.opType == "Sub";
+  std::string_view op = c.opType;
+  bool sum = op == "Add" || op == "Sub";
   Comparison comparison =
       compareTensors(run.outputs[0], expected, 0, sum ? 2e-3 : 0);
   EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
@@ -159,6 +164,125 @@ TEST(HalfElementwiseKernel, ScalarConstantIsAHalfImmediate) {
       throughHalf(referenceResult("Mul", {throughHalf(inputs[0]), inputs[1]}));
   Comparison comparison = compareTensors(run.outputs[0], expected, 0, 0);
   EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+}
+
+} // namespace
+
+namespace {
+
+/// Random doubles with special values spread through them: both zeros,
+/// both infinities, the extremes of the range and values whose products
+/// stay normal.
+reference::Tensor doubleOperand(const std::vector<int64_t> &shape,
+                                uint64_t seed, bool specials) {
+  reference::Tensor t = randomDoubleTensor(shape, seed, -4, 4);
+  if (!specials)
+    return t;
+  const double inf = std::numeric_limits<double>::infinity();
+  const double values[] = {0.0,    -0.0,     inf,    -inf,  1e300,
+                           -1e300, 1e-300,   -3e-300, 0.5,  -2.0,
+                           0x1.fffffffffffffp+1, 0x1p-1020};
+  for (int64_t i = 0; i < t.numElements(); i += 7)
+    t.data<double>()[i] = values[(i / 7) % std::size(values)];
+  return t;
+}
+
+class DoubleElementwiseKernel : public ::testing::TestWithParam<Case> {};
+
+// float_dtype=double: double tensors in and out, against pfvm:cpu in
+// double. Every result is the correctly rounded one (the MAU adds exactly
+// and rounds once, max, min, moves and Relu's max(x, +0) are exact), except
+// that a product can be 1 ulp off next to a tie (the double multiplier
+// omits the low 16 x 16 bit product, 2^-74 relative) and a zero the MAU
+// writes is +0 (Neg of +0, x - x).
+TEST_P(DoubleElementwiseKernel, MatchesTheReferenceInDouble) {
+  const Case &c = GetParam();
+  std::vector<reference::Tensor> inputs = {doubleOperand(c.shape, 1, true)};
+  if (c.binary)
+    inputs.push_back(doubleOperand(c.shape, 2, false));
+  KernelRequest request =
+      makeRequest(c.opType, inputs, {c.shape}, DeviceType::Double);
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float64, run, error))
+      << error;
+  EXPECT_EQ(run.description.generator, "elementwise");
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  reference::Tensor expected = referenceResult(c.opType, inputs);
+  std::string_view op = c.opType;
+  double allowed = op == "Mul" ? 1 : 0;
+  double worst = 0;
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    double device = run.outputs[0].data<double>()[i];
+    double host = expected.data<double>()[i];
+    double ulps = ulpDistance(device, host, DeviceType::Double);
+    worst = std::max(worst, ulps);
+    ASSERT_LE(ulps, allowed) << "element " << i << ": " << device << " vs "
+                             << host;
+    // Relu keeps -0 (max(-0, +0) is x) and gives +0 for negatives.
+    if (op == "Relu" || op == "Max" || op == "Min" || op == "Identity")
+      EXPECT_EQ(std::signbit(device), std::signbit(host)) << "element " << i;
+  }
+  std::printf("%s double: %llu cycles, worst %.0f ulp\n", c.opType,
+              (unsigned long long)run.stats.Cycles, worst);
+  std::string where;
+  EXPECT_TRUE(paddingIsZero(run.outputForms[0], run.outputImages[0], where))
+      << where;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, DoubleElementwiseKernel,
+                         ::testing::Values(Case{"Relu", {3, 4, 5}, false},
+                                           Case{"Neg", {33, 17}, false},
+                                           Case{"Identity", {2, 2, 2}, false},
+                                           Case{"Add", {3, 4, 5}, true},
+                                           Case{"Sub", {16, 784}, true},
+                                           Case{"Mul", {16, 6, 28, 28}, true},
+                                           Case{"Max", {7}, true},
+                                           Case{"Min", {16, 120}, true},
+                                           // More than one pass over LM.
+                                           Case{"Mul", {64, 128, 130}, true}),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           std::string name = info.param.opType;
+                           for (int64_t extent : info.param.shape)
+                             name += "_" + std::to_string(extent);
+                           return name;
+                         });
+
+TEST(DoubleElementwiseKernel, ScalarConstantIsADoubleImmediate) {
+  // A float64 constant with both words different, and a float32 one, over
+  // rows without padding (E5).
+  for (bool wide : {true, false}) {
+    std::vector<reference::Tensor> inputs = {
+        doubleOperand({5, 8}, 3, true),
+        wide ? reference::Tensor::fromVector<double>(reference::DType::Float64,
+                                                     {}, {0.1})
+             : reference::Tensor::fromVector<float>(reference::DType::Float32,
+                                                    {}, {0.375f})};
+    for (const char *op : {"Mul", "Add", "Sub", "Max", "Min"}) {
+      KernelRequest request = makeRequest(op, inputs, {{5, 8}},
+                                          DeviceType::Double, {false, true});
+      // The constant's own type (a float32 initializer stays float32).
+      request.inputs[1].form.type = DeviceType::Double;
+      KernelRun run;
+      std::string error;
+      ASSERT_TRUE(
+          runKernel(request, inputs, reference::DType::Float64, run, error))
+          << error;
+      EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+      EXPECT_NE(run.description.variant.find("immediate"), std::string::npos)
+          << op << " took " << run.description.generator;
+      std::vector<reference::Tensor> asDouble = {inputs[0], inputs[1]};
+      if (!wide)
+        asDouble[1] = reference::Tensor::fromVector<double>(
+            reference::DType::Float64, {}, {0.375});
+      reference::Tensor expected = referenceResult(op, asDouble);
+      for (int64_t i = 0; i < expected.numElements(); ++i)
+        ASSERT_LE(ulpDistance(run.outputs[0].data<double>()[i],
+                              expected.data<double>()[i], DeviceType::Double),
+                  std::string(op) == "Mul" ? 1 : 0)
+            << op << " element " << i;
+    }
+  }
 }
 
 } // namespace

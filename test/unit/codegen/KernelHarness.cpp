@@ -202,3 +202,64 @@ reference::Tensor testing::randomTensor(std::vector<int64_t> shape,
     tensor.data<float>()[i] = distribution(engine);
   return tensor;
 }
+
+reference::Tensor testing::randomDoubleTensor(std::vector<int64_t> shape,
+                                              uint64_t seed, double low,
+                                              double high) {
+  reference::Tensor tensor(reference::DType::Float64, std::move(shape));
+  std::mt19937_64 engine(seed);
+  std::uniform_real_distribution<double> distribution(low, high);
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    tensor.data<double>()[i] = distribution(engine);
+  return tensor;
+}
+
+double testing::ulpDistance(double a, double b, DeviceType type) {
+  int mantissa = type == DeviceType::Half     ? 9
+                 : type == DeviceType::Double ? 52
+                                              : 23;
+  int minExponent = type == DeviceType::Half     ? -30
+                    : type == DeviceType::Double ? -1022
+                                                 : -126;
+  // The device has no subnormals: a host value below the smallest normal
+  // is its zero.
+  double smallest = std::ldexp(1.0, minExponent);
+  if (std::fabs(a) < smallest)
+    a = 0;
+  if (std::fabs(b) < smallest)
+    b = 0;
+  if (a == b)
+    return 0;
+  if (std::isinf(a) || std::isinf(b) || std::isnan(a) || std::isnan(b))
+    return 1e300;
+  // The ulp of the larger magnitude in the format (the smallest normal's
+  // below it).
+  double larger = std::max(std::fabs(a), std::fabs(b));
+  int exponent = std::max(std::ilogb(larger), minExponent);
+  return std::fabs(a - b) / std::ldexp(1.0, exponent - mantissa);
+}
+
+bool testing::paddingIsZero(const DramForm &form, const DramImage &image,
+                            std::string &where) {
+  int64_t perLongWord = elementsPerLongWord(form.type);
+  unsigned bits = deviceTypeBits(form.type);
+  uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+  for (unsigned g = 0; g < form.groups; ++g) {
+    const std::vector<uint64_t> &words = image.data[g];
+    int64_t rowWords = form.rowsInGroup(g) * form.rowLongWords();
+    for (int64_t a = 0; a < std::min<int64_t>(rowWords, words.size()); ++a) {
+      for (int64_t slot = 0; slot < perLongWord; ++slot) {
+        int64_t e = (a % form.rowLongWords()) * perLongWord + slot;
+        if (e < form.innerExtent())
+          continue;
+        uint64_t element = words[size_t(a)] >> (64 - bits * (slot + 1)) & mask;
+        if (element != 0) {
+          where = "group " + std::to_string(g) + " long word " +
+                  std::to_string(a) + " slot " + std::to_string(slot);
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}

@@ -81,6 +81,22 @@ Comparison compareTensors(const reference::Tensor &actual,
 /// A float tensor of uniform values in [low, high) from a seed.
 reference::Tensor randomTensor(std::vector<int64_t> shape, uint64_t seed,
                                float low = -1, float high = 1);
+/// The same in float64, every bit of the significand random.
+reference::Tensor randomDoubleTensor(std::vector<int64_t> shape, uint64_t seed,
+                                     double low = -1, double high = 1);
+
+/// Distance in units in the last place between two values of `type`
+/// (doubles for the host's views of any format): 0 for equal values, the
+/// two zeros equal, values under the format's smallest normal zero (the
+/// device has no subnormals); a huge value when one is infinite and the
+/// other not.
+double ulpDistance(double a, double b, DeviceType type);
+
+/// Whether every element slot of the image's rows that holds no element
+/// of the form (the row padding, C2) is zero; `where` names the first that
+/// is not.
+bool paddingIsZero(const DramForm &form, const DramImage &image,
+                   std::string &where);
 
 } // namespace mncc::codegen::testing
 
