@@ -4,9 +4,12 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mncc::onnx;
@@ -16,15 +19,10 @@ using namespace mncc::onnx;
 #define GET_TYPEDEF_CLASSES
 #include "mncc/dialects/onnx/OnnxTypes.cpp.inc"
 
-#define GET_OP_CLASSES
-#include "mncc/dialects/onnx/OnnxOps.cpp.inc"
-
+// The op definitions are compiled in shards (OnnxOps.cpp).
 void OnnxDialect::initialize() {
   registerTypes();
-  addOperations<
-#define GET_OP_LIST
-#include "mncc/dialects/onnx/OnnxOps.cpp.inc"
-      >();
+  registerOnnxDialectOperations(this);
 }
 
 void OnnxDialect::registerTypes() {
@@ -92,4 +90,75 @@ LogicalResult CustomOp::verify() {
   if (getOpType().empty())
     return emitOpError("needs an op_type");
   return success();
+}
+
+ElementsAttr mncc::onnx::getConstantValue(Value value) {
+  Operation *producer = value.getDefiningOp();
+  if (!producer)
+    return {};
+  if (auto initializer = llvm::dyn_cast<InitializerOp>(producer))
+    return initializer.getValue();
+  auto constant = llvm::dyn_cast<ConstantOp>(producer);
+  if (!constant)
+    return {};
+  if (auto elements = constant.getValueAttr())
+    return elements;
+  Builder builder(producer->getContext());
+  if (auto scalar = constant.getValueFloatAttr())
+    return DenseElementsAttr::get(
+        RankedTensorType::get({}, builder.getF32Type()), scalar.getValue());
+  if (auto scalar = constant.getValueIntAttr())
+    return DenseElementsAttr::get(
+        RankedTensorType::get({}, builder.getI64Type()), scalar.getValue());
+  if (auto list = constant.getValueFloatsAttr()) {
+    llvm::SmallVector<float> values;
+    for (Attribute element : list)
+      values.push_back(
+          llvm::cast<FloatAttr>(element).getValue().convertToFloat());
+    return DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)values.size()}, builder.getF32Type()),
+        llvm::ArrayRef<float>(values));
+  }
+  if (auto list = constant.getValueIntsAttr()) {
+    llvm::SmallVector<int64_t> values;
+    for (Attribute element : list)
+      values.push_back(llvm::cast<IntegerAttr>(element).getInt());
+    return DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)values.size()}, builder.getI64Type()),
+        llvm::ArrayRef<int64_t>(values));
+  }
+  return {};
+}
+
+std::optional<llvm::SmallVector<int64_t>>
+mncc::onnx::getConstantIntegers(Value value) {
+  ElementsAttr elements = getConstantValue(value);
+  if (!elements)
+    return std::nullopt;
+  auto integer = llvm::dyn_cast<IntegerType>(elements.getElementType());
+  if (!integer || integer.getWidth() == 1)
+    return std::nullopt;
+  llvm::SmallVector<int64_t> result;
+  if (auto dense = llvm::dyn_cast<DenseIntElementsAttr>(elements)) {
+    for (const llvm::APInt &element : dense.getValues<llvm::APInt>())
+      result.push_back(integer.isUnsigned() ? (int64_t)element.getZExtValue()
+                                            : element.getSExtValue());
+    return result;
+  }
+  auto resource = llvm::dyn_cast<DenseResourceElementsAttr>(elements);
+  if (!resource || !resource.getRawHandle().getBlob())
+    return std::nullopt;
+  llvm::ArrayRef<char> bytes = resource.getRawHandle().getBlob()->getData();
+  unsigned width = integer.getWidth() / 8;
+  if (width == 0 ||
+      bytes.size() != static_cast<size_t>(elements.getNumElements()) * width)
+    return std::nullopt;
+  for (size_t at = 0; at < bytes.size(); at += width) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, bytes.data() + at, width); // little endian, as ONNX
+    if (!integer.isUnsigned() && width < 8 && (raw >> (width * 8 - 1)) & 1)
+      raw |= ~uint64_t(0) << (width * 8);
+    result.push_back(static_cast<int64_t>(raw));
+  }
+  return result;
 }

@@ -244,10 +244,66 @@ std::string attributeConstraint(const onnx::OpSchema::Attribute &attr) {
   return "DefaultValuedAttr<" + base + ", \"" + def.str() + "\">";
 }
 
-struct OpRow {
-  std::string name, domain;
-  int sinceVersion;
+/// What an op gets beyond its schema, as onnx-mlir's generator gives it
+/// (OpsWithFolder, OpsWithCanonicalizer, OpsWithVerifier, ...): the C++
+/// lives in dialects/onnx (OnnxFolders.cpp, OnnxCanonicalize.cpp,
+/// OnnxVerifiers.cpp). A hook never changes what the op means: folders and
+/// canonicalizers rewrite to an equal value, verifiers reject only what
+/// ONNX rejects, and extra traits only state what holds for every model.
+struct OpHooks {
+  bool folder = false;
+  bool canonicalizer = false;
+  bool verifier = false;
+  /// Traits beyond Pure and the segment sizes ("Commutative").
+  std::vector<std::string> traits;
+  /// Interfaces, as ODS names them
+  /// ("DeclareOpInterfaceMethods<InferTypeOpInterface>").
+  std::vector<std::string> interfaces;
+  /// C++ added to the op class.
+  std::string extraClassDeclaration;
 };
+
+const std::map<std::string, OpHooks> &opHooks() {
+  static const std::map<std::string, OpHooks> hooks = [] {
+    std::map<std::string, OpHooks> table;
+    // Values equal to an operand when the op changes nothing (same type).
+    for (const char *name : {"Identity", "Expand", "Flatten", "Squeeze"})
+      table[name].folder = true;
+    // Cast: same type folds; Cast(Cast(x)) through a type that holds every
+    // value of x's becomes one Cast.
+    table["Cast"].folder = true;
+    table["Cast"].canonicalizer = true;
+    // Reshape: same type folds; Reshape(Reshape(x)) is one Reshape.
+    table["Reshape"].folder = true;
+    table["Reshape"].canonicalizer = true;
+    // Transpose: the identity permutation folds; pairs compose; perm must
+    // be a permutation of the input's dimensions.
+    table["Transpose"].folder = true;
+    table["Transpose"].canonicalizer = true;
+    table["Transpose"].verifier = true;
+    table["Transpose"].extraClassDeclaration =
+        "/// The permutation, the default (reversed dimensions) filled in;\n"
+        "    /// empty when the input is unranked.\n"
+        "    ::llvm::SmallVector<int64_t> getPermutation();";
+    // Dropout in inference is its input.
+    table["Dropout"].canonicalizer = true;
+    // Axes in range for ranked operands.
+    for (const char *name : {"Concat", "Gather", "Softmax", "LogSoftmax",
+                             "Hardmax", "Split", "GatherElements"})
+      table[name].verifier = true;
+    // Operand order does not matter (the CSE of passes/pfvm uses it).
+    for (const char *name : {"Add", "Mul", "Sum", "And", "Or", "Xor", "Equal"})
+      table[name].traits.push_back("Commutative");
+    return table;
+  }();
+  return hooks;
+}
+
+const OpHooks &hooksOf(const std::string &name) {
+  static const OpHooks none;
+  auto found = opHooks().find(name);
+  return found == opHooks().end() ? none : found->second;
+}
 
 void emitOp(std::ostream &os, const onnx::OpSchema &schema) {
   const std::string &name = schema.Name();
@@ -284,6 +340,7 @@ void emitOp(std::ostream &os, const onnx::OpSchema &schema) {
     variableResults += output.GetOption() != onnx::OpSchema::Single;
   }
 
+  const OpHooks &hooks = hooksOf(name);
   std::vector<std::string> traits;
   if (!kNotPure.count(name))
     traits.push_back(regions.empty() ? "Pure" : "RecursiveMemoryEffects");
@@ -291,6 +348,8 @@ void emitOp(std::ostream &os, const onnx::OpSchema &schema) {
     traits.push_back("AttrSizedOperandSegments");
   if (variableResults > 1)
     traits.push_back("AttrSizedResultSegments");
+  traits.insert(traits.end(), hooks.traits.begin(), hooks.traits.end());
+  traits.insert(traits.end(), hooks.interfaces.begin(), hooks.interfaces.end());
 
   os << "def Onnx_" << odsName(name) << "Op : Onnx_Op<\"" << name << "\", [";
   for (size_t i = 0; i < traits.size(); ++i)
@@ -317,6 +376,15 @@ void emitOp(std::ostream &os, const onnx::OpSchema &schema) {
   emitList("results", "outs", results);
   if (!regions.empty())
     emitList("regions", "region", regions);
+  if (hooks.folder)
+    os << "  let hasFolder = 1;\n";
+  if (hooks.canonicalizer)
+    os << "  let hasCanonicalizer = 1;\n";
+  if (hooks.verifier)
+    os << "  let hasVerifier = 1;\n";
+  if (!hooks.extraClassDeclaration.empty())
+    os << "  let extraClassDeclaration = [{\n    "
+       << hooks.extraClassDeclaration << "\n  }];\n";
   os << "}\n\n";
 }
 
@@ -350,6 +418,14 @@ int main(int argc, char **argv) {
       << "#ifndef MNCC_DIALECTS_ONNX_ONNXOPS_TD\n"
       << "#define MNCC_DIALECTS_ONNX_ONNXOPS_TD\n\n"
       << "include \"mncc/dialects/onnx/OnnxBase.td\"\n\n";
+  // A hook for an op the library does not have is a mistake in the table.
+  for (const auto &[name, hooks] : opHooks())
+    if (std::none_of(schemas.begin(), schemas.end(),
+                     [&](auto *schema) { return schema->Name() == name; })) {
+      std::cerr << argv[0] << ": hooks for '" << name
+                << "', which is not an operator of this ONNX library\n";
+      return 1;
+    }
   for (const onnx::OpSchema *schema : schemas)
     emitOp(ops, *schema);
   ops << "#endif // MNCC_DIALECTS_ONNX_ONNXOPS_TD\n";

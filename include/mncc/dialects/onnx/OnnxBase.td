@@ -30,6 +30,9 @@ def Onnx_Dialect : Dialect {
   // ONNX attributes stay visible in the attribute dictionary, as in ONNX.
   let usePropertiesForAttributes = 0;
   let useDefaultTypePrinterParser = 1;
+  // The discardable attributes the pfvm passes attach (onnx.fused_activation,
+  // onnx.in_place_inputs; OnnxDialect.h) are checked where they stand.
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerTypes();
   }];
