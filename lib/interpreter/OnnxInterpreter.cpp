@@ -5,10 +5,14 @@
 
 #include "mncc/dialects/onnx/OnnxOps.h"
 #include "mncc/onnx/TensorIo.h"
+#include "mncc/passes/pfvm/Fusion.h"
+#include "mncc/passes/pfvm/Passes.h"
 #include "mncc/reference/Broadcast.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -232,53 +236,6 @@ std::string describe(Operation *op, StringRef opType) {
   return "node (" + opType.str() + ")";
 }
 
-
-/// A scalar float32 known before the run: an initializer or a Constant.
-std::optional<float> constantScalar(Value value) {
-  Operation *producer = value.getDefiningOp();
-  if (!producer)
-    return std::nullopt;
-  ElementsAttr elements;
-  if (auto initializer = llvm::dyn_cast<onnx::InitializerOp>(producer))
-    elements = llvm::dyn_cast<ElementsAttr>(initializer.getValue());
-  else if (producer->getName().getStringRef() == "onnx.Constant")
-    elements = producer->getAttrOfType<ElementsAttr>("value");
-  if (!elements || elements.getNumElements() != 1 ||
-      !elements.getElementType().isF32())
-    return std::nullopt;
-  auto tensor = tensorFromAttribute(elements);
-  if (!tensor) {
-    llvm::consumeError(tensor.takeError());
-    return std::nullopt;
-  }
-  return tensor->data<float>()[0];
-}
-
-/// The clamp an activation op applies, if it is one pfvm:cpu fuses: Relu,
-/// or Clip whose bounds are absent or constant (absent bounds are the
-/// float limits, as the Clip kernel takes them).
-std::optional<reference::FusedActivation> activationOf(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  if (name == "onnx.Relu")
-    return reference::FusedActivation{0.0f,
-                                      std::numeric_limits<float>::infinity()};
-  if (name != "onnx.Clip")
-    return std::nullopt;
-  reference::FusedActivation clamp{std::numeric_limits<float>::lowest(),
-                                   std::numeric_limits<float>::max()};
-  float *bounds[2] = {&clamp.lo, &clamp.hi};
-  for (unsigned i = 1; i < op->getNumOperands() && i < 3; ++i) {
-    Value bound = op->getOperand(i);
-    if (bound.getDefiningOp<onnx::NoneOp>())
-      continue;
-    std::optional<float> value = constantScalar(bound);
-    if (!value)
-      return std::nullopt;
-    *bounds[i - 1] = *value;
-  }
-  return clamp;
-}
-
 /// The kernel of an activation fused into its producer: its input already
 /// holds the activated value, shared, not copied.
 Status passOnKernel(KernelContext &context) {
@@ -288,33 +245,25 @@ Status passOnKernel(KernelContext &context) {
 
 } // namespace
 
-/// Finds Conv and Add ops on float32 whose only user is a Relu or a Clip
-/// with constant bounds: the producer then clamps its output while it is
-/// in cache, saving a pass over memory, and the activation passes the value
-/// on. The results are bit-identical to running both (the same clamp on the
-/// same values).
+/// Runs the activations pfvm-fuse-activations marked inside their
+/// producers (onnx.fused_activation): the Conv or Add clamps its output
+/// while it is in cache, saving a pass over memory, and the activation
+/// passes the value on, bit-identical to running both. A mark whose
+/// conditions no longer hold (the graph changed after the pass) is
+/// ignored, and both nodes run.
 void Preparer::planFusion(Block &block) {
   if (!options.fuseActivations)
     return;
   for (Operation &op : block) {
-    StringRef name = op.getName().getStringRef();
-    if ((name != "onnx.Conv" && name != "onnx.Add") || op.getNumResults() != 1)
+    if (!op.hasAttr(onnx::kFusedActivationAttrName))
       continue;
-    Value result = op.getResult(0);
-    auto type = llvm::dyn_cast<TensorType>(result.getType());
-    if (!type || !type.getElementType().isF32() || !result.hasOneUse())
+    Operation *user = pfvm::fusableActivationUser(&op);
+    std::optional<pfvm::ActivationBounds> bounds =
+        user ? pfvm::fusableActivation(user) : std::nullopt;
+    if (!bounds)
       continue;
-    Operation *user = *result.getUsers().begin();
-    if (user->getBlock() != &block || user->getNumResults() != 1 ||
-        user->getOperand(0) != result)
-      continue;
-    auto userType = llvm::dyn_cast<TensorType>(user->getResult(0).getType());
-    if (!userType || !userType.getElementType().isF32())
-      continue;
-    if (std::optional<reference::FusedActivation> clamp = activationOf(user)) {
-      fusedInto[&op] = *clamp;
-      passThrough.insert(user);
-    }
+    fusedInto[&op] = reference::FusedActivation{bounds->lo, bounds->hi};
+    passThrough.insert(user);
   }
 }
 
@@ -335,61 +284,53 @@ Operation *Preparer::inPlaceProducer(Value value, Block &block) const {
   }
 }
 
-/// Finds Concats of the top-level graph whose inputs each fill one
-/// contiguous block of the output (every dimension before the axis is 1,
-/// shapes static) and plans the Convs that produce them to write there:
-/// the Concat then has nothing to copy. Runs keep their own slots, so the
-/// place is fresh on every run; a subgraph's Concat may run many times
-/// over the same slots and is left alone.
+/// Plans the inputs pfvm-concat-in-place marked (onnx.in_place_inputs) on
+/// the top-level graph's Concats: each one's Conv writes straight into its
+/// block of the Concat's output, which then copies only the others. Runs
+/// keep their own slots, so the place is fresh on every run. A mark that
+/// no longer holds (shapes, the producer, its uses, or an activation that
+/// is not fused after all) is ignored and the Concat copies that input.
 void Preparer::planConcatInPlace(
     Block &block, Graph &graph,
     const llvm::DenseMap<Operation *, size_t> &stepOf) {
   if (!options.concatInPlace)
     return;
   for (Operation &op : block) {
+    auto marked =
+        op.getAttrOfType<DenseI64ArrayAttr>(onnx::kInPlaceInputsAttrName);
     auto concat = stepOf.find(&op);
-    if (op.getName().getStringRef() != "onnx.Concat" ||
-        op.getNumResults() != 1 || concat == stepOf.end())
+    if (!marked || !llvm::isa<onnx::ConcatOp>(op) || concat == stepOf.end())
       continue;
     auto type = llvm::dyn_cast<RankedTensorType>(op.getResult(0).getType());
-    auto axisAttribute = op.getAttrOfType<IntegerAttr>("axis");
-    if (!type || !type.hasStaticShape() || !axisAttribute)
-      continue;
-    reference::DType dtype = kernelElementTypeOf(type);
+    reference::DType dtype =
+        type ? kernelElementTypeOf(type) : reference::DType::Undefined;
     if (dtype == reference::DType::Undefined ||
         dtype == reference::DType::String)
       continue;
-    int64_t rank = type.getRank(), axis = axisAttribute.getInt();
-    if (axis < 0)
-      axis += rank;
-    if (axis < 0 || axis >= rank ||
-        llvm::any_of(type.getShape().take_front(axis),
-                     [](int64_t dim) { return dim != 1; }))
-      continue;
+    llvm::SmallVector<int64_t> offsets = pfvm::concatBlockOffsets(&op);
     std::vector<int64_t> concatShape(type.getShape().begin(),
                                      type.getShape().end());
-    size_t offset = 0;
-    for (Value operand : op.getOperands()) {
-      auto operandType = llvm::dyn_cast<RankedTensorType>(operand.getType());
-      if (!operandType || !operandType.hasStaticShape() ||
-          kernelElementTypeOf(operandType) != dtype)
-        break; // the later inputs' places are unknown
-      if (Operation *producer = inPlaceProducer(operand, block)) {
-        auto producerStep = stepOf.find(producer);
-        if (producerStep != stepOf.end()) {
-          Step &step = graph.steps[producerStep->second];
-          step.placements.resize(step.outputSlots.size());
-          step.placements[0] =
-              Placement{slotOf(op.getResult(0)), offset, dtype,
-                        std::vector<int64_t>(operandType.getShape().begin(),
-                                             operandType.getShape().end()),
-                        concatShape};
-          Step &concatStep = graph.steps[concat->second];
-          concatStep.concatInPlace = true;
-          concatStep.profileName = "Concat (in place)";
-        }
-      }
-      offset += operandType.getNumElements() * reference::dtypeSize(dtype);
+    for (int64_t index : marked.asArrayRef()) {
+      if (index >= (int64_t)offsets.size())
+        break;
+      Value operand = op.getOperand(index);
+      Operation *producer = inPlaceProducer(operand, block);
+      auto producerStep = producer ? stepOf.find(producer) : stepOf.end();
+      if (producerStep == stepOf.end())
+        continue;
+      auto operandType = llvm::cast<RankedTensorType>(operand.getType());
+      Step &step = graph.steps[producerStep->second];
+      step.placements.resize(step.outputSlots.size());
+      step.placements[0] = Placement{
+          slotOf(op.getResult(0)),
+          static_cast<size_t>(offsets[index]) * reference::dtypeSize(dtype),
+          dtype,
+          std::vector<int64_t>(operandType.getShape().begin(),
+                               operandType.getShape().end()),
+          concatShape};
+      Step &concatStep = graph.steps[concat->second];
+      concatStep.concatInPlace = true;
+      concatStep.profileName = "Concat (in place)";
     }
   }
 }
@@ -439,7 +380,10 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
       graphNames.push_back(name.str());
     for (NamedAttribute attribute : op->getAttrs()) {
       StringRef name = attribute.getName();
-      if (name == "operandSegmentSizes" || name == "resultSegmentSizes")
+      // Dotted names are the passes' marks (onnx.fused_activation, ...),
+      // never ONNX attributes.
+      if (name == "operandSegmentSizes" || name == "resultSegmentSizes" ||
+          name.contains('.'))
         continue;
       attributes.push_back(attribute);
     }
@@ -867,6 +811,22 @@ OnnxProgram::prepare(func::FuncOp function,
   auto impl = std::make_unique<Impl>();
   if (function.isExternal())
     return function.emitError("has no body to run");
+  // The fusion is the passes' (passes/pfvm): a graph that has not been
+  // through the pfvm phase gets their marks on a copy, so the caller's IR
+  // is left as it was. Nothing prepared refers to the copy afterwards.
+  OwningOpRef<func::FuncOp> marked;
+  if (options.runFusionPasses &&
+      (options.fuseActivations || options.concatInPlace)) {
+    marked = function.clone();
+    PassManager pm(function.getContext(), func::FuncOp::getOperationName());
+    if (options.fuseActivations)
+      pm.addPass(pfvm::createFuseActivations());
+    if (options.concatInPlace)
+      pm.addPass(pfvm::createConcatInPlace());
+    if (mlir::failed(pm.run(*marked)))
+      return failure();
+    function = *marked;
+  }
   Preparer preparer(*impl, options, unsupported);
   auto graph = preparer.prepareBlock(function.front());
   if (mlir::failed(graph) || mlir::failed(preparer.failed()))

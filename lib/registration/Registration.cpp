@@ -7,6 +7,7 @@
 #include "mncc/dialects/onnx/OnnxDialect.h"
 #include "mncc/passes/graph/Passes.h"
 #include "mncc/passes/l3/Passes.h"
+#include "mncc/passes/pfvm/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -24,6 +25,7 @@ void mncc::registerAllDialects(mlir::DialectRegistry &registry) {
 void mncc::registerAllPasses() {
   graph::registerGraphPasses();
   l3::registerL3Passes();
+  pfvm::registerPfvmPasses();
   // canonicalize, cse, inline, symbol-dce and the other generic cleanups.
   mlir::registerTransformsPasses();
 }

@@ -38,15 +38,22 @@ struct RunProfile {
 };
 
 /// How prepare() may rearrange the work; the results are the same either
-/// way, bit for bit.
+/// way, bit for bit. What is fused is decided by the pfvm passes
+/// (passes/pfvm: pfvm-fuse-activations, pfvm-concat-in-place), whose marks
+/// prepare() follows after checking that they still hold.
 struct PrepareOptions {
   /// Run a Relu or a constant-bound Clip inside the Conv or Add that feeds
-  /// it.
+  /// it, where onnx.fused_activation marks it.
   bool fuseActivations = true;
   /// Let a Conv whose only use is a Concat write straight into its part of
   /// the Concat's output (top-level graph, static shapes, each input one
-  /// contiguous block of the output), so the Concat copies nothing.
+  /// contiguous block of the output), so the Concat copies nothing, where
+  /// onnx.in_place_inputs marks it.
   bool concatInPlace = true;
+  /// Run those two passes first, on a copy of the function, for a graph
+  /// that has not been through the pfvm phase (the marks it carries are
+  /// decided again). Off: only the marks the graph carries count.
+  bool runFusionPasses = true;
 };
 
 class OnnxProgram {
