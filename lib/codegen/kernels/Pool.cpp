@@ -1,8 +1,9 @@
 //===- Pool.cpp - MaxPool, AveragePool and the global pools ---------------===//
 //
-// 2-D pools of single NHWC tensors (the order preferred for both X and Y,
-// as the convolutions use). Channels across PEs, spatial positions in
-// addresses:
+// 2-D pools of half, single and double NHWC tensors (the order preferred
+// for both X and Y, as the convolutions use), one code path for every
+// format (VectorFormat, MathLib.h). Channels across PEs, spatial positions
+// in addresses:
 //
 //  * a work unit is one output row segment of up to 8 positions of one
 //    image and one group of 64 channel long words (a global pool: one
@@ -15,7 +16,7 @@
 //    neutral slot (-inf for max, 0 for the sums), so every unit runs the
 //    same PE code whatever its place in the image;
 //  * each output is a chain over the window's taps, four outputs a step
-//    with flat LM0 addresses (fmax on the ALU; fvadd on the MAU, then a
+//    with flat LM0 addresses (max on the ALU; vadd on the MAU, then a
 //    multiply by the reciprocal of its divisor, itself loaded per output
 //    from a table of rows, P2);
 //  * results go back the same way, one slot per output row into a PDM
@@ -28,9 +29,10 @@
 
 #include "ActivationSpread.h"
 #include "Generators.h"
+#include "MathLib.h"
 
 #include <algorithm>
-#include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -52,38 +54,68 @@ constexpr int64_t kL1bmInput = 0;
 constexpr int64_t kL1bmOutput = kMaxTileInputs * kSlot; // 3072
 constexpr int64_t kL1bmDivisor = kL1bmOutput + kMaxTileOutputs * kSlot;
 
-uint32_t floatBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
+/// The accumulating steps of a pool: acc = max(x, acc) or x + acc (half:
+/// rounded to half each time, the accumulator read as the single addend
+/// with "e"), and the scaling by a divisor (double: two steps).
+std::vector<std::string> accumulate(bool isMax, const VectorFormat &format,
+                                    const std::string &x,
+                                    const std::string &acc) {
+  if (isMax)
+    return {format.alu("max") + " " + x + " " + acc + " " + acc};
+  return format.mauSteps("vadd", {x, acc}, acc);
+}
+std::vector<std::string> scale(const VectorFormat &format,
+                               const std::string &acc, const std::string &by) {
+  return format.mauSteps("vmul", {acc, by}, acc);
+}
+/// 1 / count in the format: the single's reciprocal rounded once (for half
+/// too, as before double), the double's in double.
+uint64_t reciprocalOf(const VectorFormat &format, int64_t count) {
+  if (count == 0)
+    return 0;
+  return format.splat(format.type() == DeviceType::Double
+                          ? 1.0 / double(count)
+                          : double(1.0f / float(count)));
 }
 
-/// The accumulating expression of a pool: acc = max(x, acc) or x + acc
-/// (half: rounded to half each time, the accumulator read as the single
-/// addend with "e"), and the scaling by a divisor.
-std::string accumulate(bool isMax, bool half, const std::string &x,
-                       const std::string &acc) {
-  if (isMax)
-    return std::string(half ? "hmax " : "fmax ") + x + " " + acc + " " + acc;
-  return half ? "hvaddr " + x + " " + acc + "e " + acc
-              : "fvadd " + x + " " + acc + " " + acc;
+void emitSteps(VsmWriter &out, const std::vector<std::string> &steps) {
+  for (const std::string &step : steps)
+    out.step({step});
 }
-std::string scale(bool half, const std::string &acc, const std::string &by) {
-  return std::string(half ? "hvmulr " : "fvmul ") + acc + " " + by + " " + acc;
-}
-/// A constant as a word of the pool's type (a half in both halves).
-uint32_t constantWord(bool half, float value) {
-  if (!half)
-    return floatBits(value);
-  uint16_t bits = 0;
-  hostToDevice(reference::DType::Float32, &value, DeviceType::Half, &bits, 1);
-  return uint32_t(bits) << 16 | bits;
-}
+
+/// Steps on independent chains (accumulators): a chain's steps go out once
+/// its previous result has landed (`latency` steps after its last step),
+/// other chains' steps filling the wait.
+class Chains {
+public:
+  Chains(VsmWriter &out, size_t count) : Out(out), Ready(count, 0) {}
+  void issue(size_t chain, const std::vector<std::string> &steps,
+             int64_t latency) {
+    if (Ready[chain] > Now) {
+      Out.nop(unsigned(Ready[chain] - Now));
+      Now = Ready[chain];
+    }
+    emitSteps(Out, steps);
+    Now += int64_t(steps.size());
+    Ready[chain] = Now - 1 + latency;
+  }
+  /// Waits until every chain's last result has landed.
+  void finish() {
+    int64_t last = *std::max_element(Ready.begin(), Ready.end());
+    Out.nop(unsigned(std::max<int64_t>(0, last - Now)));
+  }
+
+private:
+  VsmWriter &Out;
+  std::vector<int64_t> Ready;
+  int64_t Now = 0;
+};
 
 struct Geometry {
   bool isMax = true;
-  /// Half tensors (float_dtype=half): h-precision max, hv* sums (P6).
-  bool half = false;
+  /// The tensors' format: h-precision max and hv* sums in half (P6), d*
+  /// and dv* in double (P7).
+  VectorFormat format{DeviceType::Single};
   bool global = false;
   bool countPad = false;
   int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
@@ -146,12 +178,11 @@ bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
   }
   const DramForm &x = request.inputs[0].form;
   const DramForm &y = request.outputs[0].form;
-  if (x.type != y.type ||
-      (x.type != DeviceType::Single && x.type != DeviceType::Half)) {
-    whyNot = "only single- or half-precision tensors of one type";
+  if (x.type != y.type || !isFloatingDeviceType(x.type)) {
+    whyNot = "only floating-point tensors of one type";
     return false;
   }
-  g.half = x.type == DeviceType::Half;
+  g.format = VectorFormat(x.type);
   if (x.shape.size() != 4 || y.shape.size() != 4) {
     whyNot = "only 2-D pools (4-D tensors)";
     return false;
@@ -209,7 +240,9 @@ bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
   g.rowLongWords = x.rowLongWords();
   g.channelGroups = ceilDiv(g.rowLongWords, kSlot);
   if (g.channelGroups > kUnitsPerRound) {
-    whyNot = "more than 8192 channels";
+    whyNot = "more than " +
+             std::to_string(kUnitsPerRound * kSlot * g.format.lanes()) +
+             " channels";
     return false;
   }
   g.tileRows = (g.kh - 1) * g.dh + 1;
@@ -301,25 +334,21 @@ public:
             KernelDescription &description, std::string &error) const override;
 
 private:
-  void emitTables(VsmWriter &out, const std::vector<uint32_t> &rows,
+  void emitTables(VsmWriter &out, const std::vector<uint64_t> &rows,
                   int64_t pdmAddress) const;
   void emitTaps(VsmWriter &out, const Geometry &g) const;
   void emitGlobalChunk(VsmWriter &out, const Geometry &g, int64_t count,
                        bool firstChunk) const;
 };
 
-/// Rows of 64 equal long words (each word `bits`) into every group's PDM.
+/// Rows of 64 equal long words (each `rows[i]`) into every group's PDM.
 void PoolGenerator::emitTables(VsmWriter &out,
-                               const std::vector<uint32_t> &rows,
+                               const std::vector<uint64_t> &rows,
                                int64_t pdmAddress) const {
   int64_t count = int64_t(rows.size());
   int64_t padded = roundUp(count, 4);
-  for (int64_t i = 0; i < count; ++i) {
-    char payload[24];
-    std::snprintf(payload, sizeof payload, "ui\"0x%08x\"", rows[size_t(i)]);
-    out.step({std::string("imm ") + payload + " " +
-              peOperand(PeMemory::GRF0, Width::Long, 2 * i, 0)});
-  }
+  for (int64_t i = 0; i < count; ++i)
+    emitLongWordConstant(out, PeMemory::GRF0, i, rows[size_t(i)]);
   out.nop();
   for (int64_t i = 0; i < padded; ++i)
     out.step(
@@ -342,17 +371,7 @@ void PoolGenerator::emitTables(VsmWriter &out,
 /// The window's taps for the tile's outputs, four a step.
 void PoolGenerator::emitTaps(VsmWriter &out, const Geometry &g) const {
   int64_t groups = ceilDiv(g.tileOutputs, 4);
-  std::vector<int64_t> ready(size_t(groups), 0);
-  int64_t now = 0;
-  auto step = [&](const std::string &text, int64_t group, int64_t latency) {
-    if (ready[size_t(group)] > now) {
-      out.nop(unsigned(ready[size_t(group)] - now));
-      now = ready[size_t(group)];
-    }
-    out.step({text});
-    ready[size_t(group)] = now + latency;
-    ++now;
-  };
+  Chains chains(out, size_t(groups));
   bool first = true;
   for (int64_t i = 0; i < g.kh; ++i)
     for (int64_t j = 0; j < g.kw; ++j) {
@@ -368,21 +387,22 @@ void PoolGenerator::emitTaps(VsmWriter &out, const Geometry &g) const {
         std::string x = peOperandFlat(PeMemory::LM0, Width::Long, words);
         std::string acc = peOperand(PeMemory::LM1, Width::Long, 8 * group);
         if (first)
-          step("lpassa " + x + " " + acc, group, 2);
+          chains.issue(size_t(group), {"lpassa " + x + " " + acc}, 2);
         else
-          step(accumulate(g.isMax, g.half, x, acc), group, g.isMax ? 2 : 3);
+          chains.issue(size_t(group), accumulate(g.isMax, g.format, x, acc),
+                       g.isMax ? 2 : 3);
       }
       first = false;
     }
   if (!g.isMax)
     for (int64_t group = 0; group < groups; ++group) {
       std::string acc = peOperand(PeMemory::LM1, Width::Long, 8 * group);
-      step(
-          scale(g.half, acc, peOperand(PeMemory::GRF0, Width::Long, 8 * group)),
-          group, 3);
+      chains.issue(size_t(group),
+                   scale(g.format, acc,
+                         peOperand(PeMemory::GRF0, Width::Long, 8 * group)),
+                   3);
     }
-  int64_t last = *std::max_element(ready.begin(), ready.end());
-  out.nop(unsigned(std::max<int64_t>(0, last - now)));
+  chains.finish();
 }
 
 /// A global pool's chunk of `count` positions (a multiple of 4) in LM0:
@@ -392,17 +412,7 @@ void PoolGenerator::emitTaps(VsmWriter &out, const Geometry &g) const {
 void PoolGenerator::emitGlobalChunk(VsmWriter &out, const Geometry &g,
                                     int64_t count, bool firstChunk) const {
   int64_t latency = g.isMax ? 2 : 3;
-  std::vector<int64_t> ready(3, 0);
-  int64_t now = 0;
-  auto issue = [&](int64_t a, const std::string &text, int64_t lat) {
-    if (ready[size_t(a)] > now) {
-      out.nop(unsigned(ready[size_t(a)] - now));
-      now = ready[size_t(a)];
-    }
-    out.step({text});
-    ready[size_t(a)] = now + lat;
-    ++now;
-  };
+  Chains chains(out, 3);
   int64_t steps = count / 4;
   for (int64_t t = 0; t < std::max<int64_t>(steps, firstChunk ? 3 : 0); ++t) {
     int64_t a = t % 3;
@@ -410,21 +420,21 @@ void PoolGenerator::emitGlobalChunk(VsmWriter &out, const Geometry &g,
     if (t >= steps) {
       // Fewer than twelve positions: the other accumulators start neutral
       // (a copy of the first for max, zero for the sum).
-      issue(a,
-            g.isMax ? "lpassa " + peOperand(PeMemory::LM0, Width::Long, 0) +
-                          " " + acc
-                    : "zero " + acc,
-            2);
+      chains.issue(size_t(a),
+                   {g.isMax ? "lpassa " +
+                                  peOperand(PeMemory::LM0, Width::Long, 0) +
+                                  " " + acc
+                            : "zero " + acc},
+                   2);
       continue;
     }
     std::string x = peOperand(PeMemory::LM0, Width::Long, 8 * t);
     if (firstChunk && t < 3)
-      issue(a, "lpassa " + x + " " + acc, 2);
+      chains.issue(size_t(a), {"lpassa " + x + " " + acc}, 2);
     else
-      issue(a, accumulate(g.isMax, g.half, x, acc), latency);
+      chains.issue(size_t(a), accumulate(g.isMax, g.format, x, acc), latency);
   }
-  int64_t last = *std::max_element(ready.begin(), ready.end());
-  out.nop(unsigned(std::max<int64_t>(0, last - now)));
+  chains.finish();
 }
 
 bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
@@ -464,7 +474,7 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
     }
     return count;
   };
-  std::vector<uint32_t> divisorRows;
+  std::vector<uint64_t> divisorRows;
   std::map<int64_t, int64_t> divisorRow; // count -> table row
   auto divisorOf = [&](int64_t oh, int64_t ow) {
     int64_t count = g.global ? g.h * g.w
@@ -477,8 +487,7 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
       return found->second;
     int64_t row = int64_t(divisorRows.size());
     divisorRow[count] = row;
-    divisorRows.push_back(
-        constantWord(g.half, count ? 1.0f / float(count) : 0.0f));
+    divisorRows.push_back(reciprocalOf(g.format, count));
     return row;
   };
   if (!g.isMax)
@@ -495,9 +504,9 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
             x.groupLongWords());
     mv.waitAll();
   }
-  // The neutral slot: -inf (single 0xff800000, half 0xfe00) or 0.
-  std::vector<uint32_t> tables = {g.isMax ? (g.half ? 0xfe00fe00u : 0xff800000u)
-                                          : 0u};
+  // The neutral slot: -inf or 0.
+  std::vector<uint64_t> tables = {
+      g.isMax ? g.format.splat(-std::numeric_limits<double>::infinity()) : 0};
   tables.insert(tables.end(), divisorRows.begin(), divisorRows.end());
   emitTables(out, tables, pdmNeutral);
 
@@ -623,9 +632,10 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
                   " " + peOperand(PeMemory::GRF1, Width::Long, 8 * a)});
       out.nop();
       for (int a = 1; a < 3; ++a) {
-        out.step(
-            {accumulate(g.isMax, g.half,
-                        peOperand(PeMemory::GRF1, Width::Long, 8 * a), set0)});
+        emitSteps(out,
+                  accumulate(g.isMax, g.format,
+                             peOperand(PeMemory::GRF1, Width::Long, 8 * a),
+                             set0));
         out.nop(wait);
       }
       // Lanes 1-3 to GRF1, then folded into lane 0 one at a time.
@@ -634,26 +644,18 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
       out.nop();
       std::string lane0 = peOperand(PeMemory::LM1, Width::Long, 0, 0);
       for (int lane = 1; lane < 4; ++lane) {
-        out.step({accumulate(
-            g.isMax, g.half,
-            peOperand(PeMemory::GRF1, Width::Long, 2 * lane, 0), lane0)});
+        emitSteps(out, accumulate(
+                           g.isMax, g.format,
+                           peOperand(PeMemory::GRF1, Width::Long, 2 * lane, 0),
+                           lane0));
         out.nop(wait);
       }
       if (!g.isMax) {
-        out.step({"imm " +
-                  ("ui\"0x" +
-                   [&] {
-                     char b[16];
-                     std::snprintf(
-                         b, sizeof b, "%08x",
-                         constantWord(g.half, 1.0f / float(g.h * g.w)));
-                     return std::string(b);
-                   }() +
-                   "\"") +
-                  " " + peOperand(PeMemory::GRF1, Width::Long, 16, 0)});
+        emitLongWordConstant(out, PeMemory::GRF1, 8,
+                             reciprocalOf(g.format, g.h * g.w));
         out.nop();
-        out.step({scale(g.half, lane0,
-                        peOperand(PeMemory::GRF1, Width::Long, 16, 0))});
+        emitSteps(out, scale(g.format, lane0,
+                             peOperand(PeMemory::GRF1, Width::Long, 16, 0)));
         out.nop(2);
       }
     }

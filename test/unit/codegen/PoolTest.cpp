@@ -15,6 +15,9 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mncc;
 using namespace mncc::codegen;
 using namespace mncc::codegen::testing;
@@ -32,8 +35,8 @@ struct Case {
   bool ceil = false;
   std::vector<int64_t> dilations = {};
   bool countIncludePad = false;
-  /// Half tensors (float_dtype=half).
-  bool half = false;
+  /// The tensors' format (float_dtype=half, float, double).
+  DeviceType type = DeviceType::Single;
 };
 
 /// Float32 values rounded to the device's half and back (DeviceType.h).
@@ -87,24 +90,41 @@ TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
   if (c.countIncludePad)
     attributes["count_include_pad"] = integer(1);
 
-  std::vector<reference::Tensor> inputs = {randomTensor(c.shape, 5, -4, 4)};
+  bool half = c.type == DeviceType::Half;
+  bool isDouble = c.type == DeviceType::Double;
+  bool isMax = c.opType.find("Max") != std::string::npos;
+  std::vector<reference::Tensor> inputs = {
+      isDouble ? randomDoubleTensor(c.shape, 5, -4, 4)
+               : randomTensor(c.shape, 5, -4, 4)};
+  if (isDouble) {
+    // Special values: infinities of both signs for max (no window holds
+    // opposite infinities for the sums), -0, values near the range's top.
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> specials = {inf, -0.0, 1e300, 0x1.fffffffffffffp+1};
+    if (isMax)
+      specials.insert(specials.end(), {-inf, -1e300, 0.0});
+    for (int64_t i = 3; i < inputs[0].numElements(); i += 97)
+      inputs[0].data<double>()[i] = specials[size_t(i / 97) % specials.size()];
+  }
   reference::SimpleKernelContext context(
-      c.opType, {reference::Value(c.half ? throughHalf(inputs[0]) : inputs[0])},
+      c.opType, {reference::Value(half ? throughHalf(inputs[0]) : inputs[0])},
       1);
   for (const auto &[name, attribute] : attributes)
     context.setAttribute(name, attribute);
   reference::Status status = context.run();
   ASSERT_TRUE(status.ok()) << status.message();
   reference::Tensor expected =
-      c.half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
+      half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
 
   KernelRequest request =
-      makeRequest(c.opType, inputs, {expected.shape()},
-                  c.half ? DeviceType::Half : DeviceType::Single);
+      makeRequest(c.opType, inputs, {expected.shape()}, c.type);
   request.attributes = attributes;
   KernelRun run;
   std::string error;
-  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error))
+  ASSERT_TRUE(runKernel(request, inputs,
+                        isDouble ? reference::DType::Float64
+                                 : reference::DType::Float32,
+                        run, error))
       << error;
   EXPECT_EQ(run.description.generator, "pool");
   std::printf("%s: %llu cycles, %llu MV statements\n", c.name.c_str(),
@@ -112,18 +132,23 @@ TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
               (unsigned long long)run.stats.MvStatements);
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   EXPECT_EQ(run.outputForms[0].order, (std::vector<unsigned>{0, 2, 3, 1}));
-  bool isMax = c.opType.find("Max") != std::string::npos;
   // Max exact; averages within the order of the sum and one product, in
-  // half each step rounded to half (P6).
+  // half each step rounded to half (P6), in double the sum's order and two
+  // roundings of 1 / n and the product (P7).
   Comparison comparison = compareTensors(run.outputs[0], expected,
-                                         isMax    ? 0
-                                         : c.half ? 5e-2
-                                                  : 1e-6,
-                                         isMax    ? 0
-                                         : c.half ? 8e-3
-                                                  : 4e-7);
+                                         isMax      ? 0
+                                         : half     ? 5e-2
+                                         : isDouble ? 1e-14
+                                                    : 1e-6,
+                                         isMax      ? 0
+                                         : half     ? 8e-3
+                                         : isDouble ? 4e-16
+                                                    : 4e-7);
   EXPECT_TRUE(comparison.within)
       << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
+  if (isDouble)
+    std::printf("%s: max abs %.3g, max rel %.3g\n", c.name.c_str(),
+                comparison.maxAbs, comparison.maxRel);
   // The channel padding of every output row is zero.
   const DramForm &form = run.outputForms[0];
   for (unsigned g = 0; g < form.groups; ++g)
@@ -252,7 +277,7 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              {},
              false,
-             true},
+             DeviceType::Half},
         Case{"lenet_pool1_max_half",
              "MaxPool",
              {16, 6, 28, 28},
@@ -263,7 +288,7 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              {},
              false,
-             true},
+             DeviceType::Half},
         Case{"averagepool_2d_pads_half",
              "AveragePool",
              {1, 3, 28, 28},
@@ -274,7 +299,7 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              {},
              false,
-             true},
+             DeviceType::Half},
         Case{"globalaveragepool_half",
              "GlobalAveragePool",
              {2, 40, 7, 7},
@@ -285,7 +310,7 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              {},
              false,
-             true},
+             DeviceType::Half},
         Case{"globalmaxpool_half",
              "GlobalMaxPool",
              {1, 3, 5, 5},
@@ -296,7 +321,107 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              {},
              false,
-             true}),
+             DeviceType::Half},
+        // Double.
+        Case{"maxpool_2d_pads_double",
+             "MaxPool",
+             {1, 3, 28, 28},
+             {3, 3},
+             {},
+             {2, 2, 2, 2},
+             "",
+             false,
+             {},
+             false,
+             DeviceType::Double},
+        Case{"lenet_pool1_max_double",
+             "MaxPool",
+             {16, 6, 28, 28},
+             {2, 2},
+             {2, 2},
+             {},
+             "",
+             false,
+             {},
+             false,
+             DeviceType::Double},
+        Case{"maxpool_2d_dilations_ceil_double",
+             "MaxPool",
+             {2, 5, 9, 9},
+             {2, 2},
+             {2, 2},
+             {},
+             "",
+             true,
+             {2, 2},
+             false,
+             DeviceType::Double},
+        Case{"averagepool_2d_pads_double",
+             "AveragePool",
+             {1, 3, 28, 28},
+             {3, 3},
+             {},
+             {2, 2, 2, 2},
+             "",
+             false,
+             {},
+             false,
+             DeviceType::Double},
+        Case{"averagepool_2d_count_include_pad_double",
+             "AveragePool",
+             {2, 7, 11, 11},
+             {3, 3},
+             {2, 2},
+             {1, 1, 1, 1},
+             "",
+             false,
+             {},
+             true,
+             DeviceType::Double},
+        Case{"lenet_pool2_avg_double",
+             "AveragePool",
+             {16, 16, 10, 10},
+             {2, 2},
+             {2, 2},
+             {},
+             "",
+             false,
+             {},
+             false,
+             DeviceType::Double},
+        Case{"globalaveragepool_double",
+             "GlobalAveragePool",
+             {16, 64, 8, 8},
+             {},
+             {},
+             {},
+             "",
+             false,
+             {},
+             false,
+             DeviceType::Double},
+        Case{"globalaveragepool_wide_double",
+             "GlobalAveragePool",
+             {2, 70, 7, 7},
+             {},
+             {},
+             {},
+             "",
+             false,
+             {},
+             false,
+             DeviceType::Double},
+        Case{"globalmaxpool_double",
+             "GlobalMaxPool",
+             {1, 3, 5, 5},
+             {},
+             {},
+             {},
+             "",
+             false,
+             {},
+             false,
+             DeviceType::Double}),
     [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
 
 TEST(PoolKernel, RefusesIndicesAndLargeWindows) {
