@@ -18,6 +18,7 @@
 
 #include "ActivationSpread.h"
 #include "Generators.h"
+#include "MathLib.h"
 
 #include "mncc/codegen/DeviceType.h"
 
@@ -54,15 +55,16 @@ bool analyse(const KernelRequest &request, Shape &shape, std::string &whyNot) {
     return false;
   }
   const DramForm &out = request.outputs[0].form;
-  if (out.type != DeviceType::Single && out.type != DeviceType::Half) {
-    whyNot = "only single- and half-precision results";
+  if (!isFloatingDeviceType(out.type)) {
+    whyNot = "only floating-point results";
     return false;
   }
   for (int i = 0; i < 2; ++i) {
     const KernelTensor &tensor = request.inputs[size_t(i)];
     const KernelTensor &other = request.inputs[size_t(1 - i)];
     if (sameGeometry(tensor.form, out) && other.constant &&
-        other.constant->dtype() == reference::DType::Float32 &&
+        (other.constant->dtype() == reference::DType::Float32 ||
+         other.constant->dtype() == reference::DType::Float64) &&
         !sameGeometry(other.form, out)) {
       shape.data = i;
       shape.table = 1 - i;
@@ -158,27 +160,24 @@ public:
       return false;
     }
     const reference::Tensor &constant = *request.inputs[input].constant;
-    const float *values = constant.data<float>();
     bool reciprocal = request.opType == "Div";
+    VectorFormat format(request.outputs[0].form.type);
+    bool isDouble = format.type() == DeviceType::Double;
     image = packPeriodicTable(
         request.outputs[0].form, shape.tableLongWords,
         [&](unsigned g, int64_t a, unsigned slot) -> uint64_t {
           int64_t index = shape.pattern.element(g, a, slot);
           if (index < 0)
             return 0; // padding stays zero whatever the operation
-          float value = values[index];
-          // x / b as x * (1 / b), 1 / b rounded once on the host.
+          double value = constant.elementAsDouble(index);
+          // Single and half: the constant as a single first, as it was.
+          if (!isDouble)
+            value = double(float(value));
+          // x / b as x * (1 / b), 1 / b rounded once on the host (to
+          // single, then to half; or to double).
           if (reciprocal)
-            value = float(1.0 / double(value));
-          DeviceType type = request.outputs[0].form.type;
-          if (type == DeviceType::Half) {
-            uint16_t bits = 0;
-            hostToDevice(reference::DType::Float32, &value, type, &bits, 1);
-            return bits;
-          }
-          uint32_t bits = 0;
-          hostToDevice(reference::DType::Float32, &value, type, &bits, 1);
-          return bits;
+            value = isDouble ? 1.0 / value : double(float(1.0 / value));
+          return format.laneOf(value);
         });
     return true;
   }
@@ -199,33 +198,22 @@ public:
         {"period", std::to_string(shape.pattern.periodLongWords) + " lw"});
     const DramForm &data = request.inputs[size_t(shape.data)].form;
     int64_t tableBase = request.inputs[size_t(shape.table)].form.base;
-    bool half = request.outputs[0].form.type == DeviceType::Half;
-    auto expression = [&](int64_t j, int64_t t) {
+    // Half: the hv* forms, rounded once to half, the table read as the
+    // addend in halves with "e" (E6); double: products in two steps (E8).
+    VectorFormat format(request.outputs[0].form.type);
+    auto expression = [&](int64_t j, int64_t t) -> std::vector<std::string> {
       std::string x = peOperand(PeMemory::LM0, Width::Long, 2 * j);
       std::string b = peOperand(PeMemory::GRF0, Width::Long, 2 * t);
       std::string y = peOperand(PeMemory::LM1, Width::Long, 2 * j);
-      // Half: the hv* forms, rounded once to half, the table read as the
-      // single addend with "e" (E6).
-      if (half) {
-        if (op == "Add")
-          return "hvaddr " + x + " " + b + "e " + y;
-        if (op == "Sub")
-          return tableFirst ? "hvaddr -" + x + " " + b + "e " + y
-                            : "hvaddr " + x + " -" + b + "e " + y;
-        if (op == "Mul" || op == "Div")
-          return "hvmulr " + x + " " + b + " " + y;
-        return std::string(op == "Max" ? "hmax " : "hmin ") + x + " " + b +
-               " " + y;
-      }
       if (op == "Add")
-        return "fvadd " + x + " " + b + " " + y;
+        return format.mauSteps("vadd", {x, b}, y);
       if (op == "Sub")
-        return tableFirst ? "fvadd -" + x + " " + b + " " + y
-                          : "fvadd " + x + " -" + b + " " + y;
+        return tableFirst ? format.mauSteps("vadd", {"-" + x, b}, y)
+                          : format.mauSteps("vadd", {x, "-" + b}, y);
       if (op == "Mul" || op == "Div")
-        return "fvmul " + x + " " + b + " " + y;
-      return std::string(op == "Max" ? "fmax " : "fmin ") + x + " " + b + " " +
-             y;
+        return format.mauSteps("vmul", {x, b}, y);
+      return {format.alu(op == "Max" ? "max" : "min") + " " + x + " " + b +
+              " " + y};
     };
     emitTableKernel(out, data, request.outputs[0].form, shape.tableLongWords,
                     {{tableBase, PeMemory::GRF0}}, expression, !alu);

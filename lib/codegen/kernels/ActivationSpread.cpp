@@ -171,7 +171,8 @@ bool codegen::broadcastPattern(const DramForm &data,
 void codegen::emitTableKernel(
     VsmWriter &out, const DramForm &data, const DramForm &result,
     int64_t tableLongWords, const std::vector<TableOperand> &tables,
-    const std::function<std::string(int64_t, int64_t)> &expression, bool mau) {
+    const std::function<std::vector<std::string>(int64_t, int64_t)> &expression,
+    bool mau) {
   for (const TableOperand &table : tables)
     emitLoadTable(out, data, table.dramBase, tableLongWords, table.memory, 0);
   AlignedSpread input(data, tableLongWords), output(result, tableLongWords);
@@ -181,7 +182,8 @@ void codegen::emitTableKernel(
     int64_t count = std::min(pass, input.peLongWords() - first);
     input.emitLoad(out, first, count, PeMemory::LM0, 0);
     for (int64_t j = 0; j < count; j += 4)
-      out.step({expression(j, j % tableLongWords)});
+      for (const std::string &step : expression(j, j % tableLongWords))
+        out.step({step});
     // Results land 10 (MAU) or 6 (ALU) cycles after their step.
     out.nop(mau ? 2 : 1);
     output.emitStore(out, first, count, PeMemory::LM1, 0);

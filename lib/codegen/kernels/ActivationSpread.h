@@ -98,12 +98,13 @@ KernelRequest withPreferredOrders(const KernelRequest &request,
                                   const KernelGenerator &generator);
 
 /// A per-element kernel over `data` with periodic tables (one step a
-/// chunk): loads the tables (DRAM images of packPeriodicTable) into their
-/// memories at long word 0, then per pass loads the data into LM0, emits
-/// `expression(lmLongWord, tableLongWord)` for each chunk of four long
-/// words (result into LM1 at lmLongWord) and stores LM1 in `result`'s form
-/// (the data's geometry). `mau` says which latency the results need
-/// before the store. Tables of at most 256 long words (a GRF).
+/// chunk, two for a double product): loads the tables (DRAM images of
+/// packPeriodicTable) into their memories at long word 0, then per pass
+/// loads the data into LM0, emits the steps `expression(lmLongWord,
+/// tableLongWord)` for each chunk of four long words (result into LM1 at
+/// lmLongWord) and stores LM1 in `result`'s form (the data's geometry).
+/// `mau` says which latency the results need before the store. Tables of
+/// at most 256 long words (a GRF).
 struct TableOperand {
   int64_t dramBase = 0;
   PeMemory memory = PeMemory::GRF0;
@@ -111,7 +112,8 @@ struct TableOperand {
 void emitTableKernel(
     VsmWriter &out, const DramForm &data, const DramForm &result,
     int64_t tableLongWords, const std::vector<TableOperand> &tables,
-    const std::function<std::string(int64_t, int64_t)> &expression, bool mau);
+    const std::function<std::vector<std::string>(int64_t, int64_t)> &expression,
+    bool mau);
 
 } // namespace mncc::codegen
 

@@ -3,17 +3,19 @@
 // BatchNormalization in inference mode is a per-channel affine map,
 //   y = x * s + t,  s = scale / sqrt(var + epsilon),  t = B - mean * s,
 // with s and t computed on the host from the four constants (in double,
-// rounded once to single). Channel c of x[N, C, ...] follows a pattern
+// rounded once to single, or kept in double for double tensors). Channel c of x[N, C, ...] follows a pattern
 // over the DRAM block that repeats with the DRAM dimensions from C in: the
 // innermost for NHWC (preferred, the convolutions' order), C * H * W rows
 // for NCHW. s and t are packed as two periodic tables (ActivationSpread.h)
-// in GRF0 and GRF1, so each chunk is one fvfma from LM0, GRF0 and GRF1
-// into LM1 (B1). Their padding is zero, so the output's padding is too.
+// in GRF0 and GRF1, so each chunk is one vfma from LM0, GRF0 and GRF1
+// into LM1 (B1; two steps in double, B3). Their padding is zero, so the
+// output's padding is too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ActivationSpread.h"
 #include "Generators.h"
+#include "MathLib.h"
 
 #include <cmath>
 
@@ -47,9 +49,8 @@ bool analyse(const KernelRequest &request, Analysis &analysis,
   }
   const DramForm &x = request.inputs[0].form;
   const DramForm &y = request.outputs[0].form;
-  if ((y.type != DeviceType::Single && y.type != DeviceType::Half) ||
-      !sameGeometry(x, y)) {
-    whyNot = "single- or half-precision X and Y of one form only";
+  if (!isFloatingDeviceType(y.type) || !sameGeometry(x, y)) {
+    whyNot = "floating-point X and Y of one form only";
     return false;
   }
   if (x.shape.size() < 2) {
@@ -59,9 +60,11 @@ bool analyse(const KernelRequest &request, Analysis &analysis,
   analysis.channels = x.shape[1];
   for (size_t i = 1; i < 5; ++i) {
     const reference::Tensor *c = request.inputs[i].constant;
-    if (!c || c->dtype() != reference::DType::Float32 ||
+    if (!c ||
+        (c->dtype() != reference::DType::Float32 &&
+         c->dtype() != reference::DType::Float64) ||
         c->numElements() != analysis.channels) {
-      whyNot = "scale, B, mean and var must be single-precision constants "
+      whyNot = "scale, B, mean and var must be floating-point constants "
                "of C elements";
       return false;
     }
@@ -131,33 +134,23 @@ public:
       return false;
     }
     double epsilon = request.getFloat("epsilon", 1e-5f);
-    const float *scale = request.inputs[1].constant->data<float>();
-    const float *bias = request.inputs[2].constant->data<float>();
-    const float *mean = request.inputs[3].constant->data<float>();
-    const float *var = request.inputs[4].constant->data<float>();
-    std::vector<float> table(size_t(analysis.channels));
+    auto constant = [&](size_t i, int64_t c) {
+      return request.inputs[i].constant->elementAsDouble(c);
+    };
+    VectorFormat format(request.outputs[0].form.type);
+    std::vector<uint64_t> table(size_t(analysis.channels));
     for (int64_t c = 0; c < analysis.channels; ++c) {
-      double s = double(scale[c]) / std::sqrt(double(var[c]) + epsilon);
-      table[size_t(c)] =
-          float(input == 1 ? s : double(bias[c]) - double(mean[c]) * s);
+      double s = constant(1, c) / std::sqrt(constant(4, c) + epsilon);
+      double value = input == 1 ? s : constant(2, c) - constant(3, c) * s;
+      // Rounded once to single (and that to half), or kept in double.
+      table[size_t(c)] = format.laneOf(
+          format.type() == DeviceType::Double ? value : double(float(value)));
     }
     image = packPeriodicTable(
         request.outputs[0].form, analysis.tableLongWords,
         [&](unsigned g, int64_t a, unsigned slot) -> uint64_t {
           int64_t c = analysis.pattern.element(g, a, slot);
-          if (c < 0)
-            return 0;
-          DeviceType type = request.outputs[0].form.type;
-          if (type == DeviceType::Half) {
-            uint16_t bits = 0;
-            hostToDevice(reference::DType::Float32, &table[size_t(c)], type,
-                         &bits, 1);
-            return bits;
-          }
-          uint32_t bits = 0;
-          hostToDevice(reference::DType::Float32, &table[size_t(c)], type,
-                       &bits, 1);
-          return bits;
+          return c < 0 ? 0 : table[size_t(c)];
         });
     return true;
   }
@@ -173,14 +166,15 @@ public:
                           " long words per PE";
     description.parameters.push_back(
         {"period", std::to_string(analysis.pattern.periodLongWords) + " lw"});
-    // Half: hvfmar, t read as the single addend with "e", rounded once.
-    bool half = request.outputs[0].form.type == DeviceType::Half;
-    auto expression = [half](int64_t j, int64_t t) {
-      return std::string(half ? "hvfmar " : "fvfma ") +
-             peOperand(PeMemory::LM0, Width::Long, 2 * j) + " " +
-             peOperand(PeMemory::GRF0, Width::Long, 2 * t) + " " +
-             peOperand(PeMemory::GRF1, Width::Long, 2 * t) +
-             (half ? "e " : " ") + peOperand(PeMemory::LM1, Width::Long, 2 * j);
+    // Half: hvfmar, t read as the single addend with "e", rounded once;
+    // double: dvfmau, then dvfmad through $mauf.
+    VectorFormat format(request.outputs[0].form.type);
+    auto expression = [&format](int64_t j, int64_t t) {
+      return format.mauSteps("vfma",
+                             {peOperand(PeMemory::LM0, Width::Long, 2 * j),
+                              peOperand(PeMemory::GRF0, Width::Long, 2 * t),
+                              peOperand(PeMemory::GRF1, Width::Long, 2 * t)},
+                             peOperand(PeMemory::LM1, Width::Long, 2 * j));
     };
     emitTableKernel(out, request.inputs[0].form, request.outputs[0].form,
                     analysis.tableLongWords,

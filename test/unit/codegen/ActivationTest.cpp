@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <iterator>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -22,27 +23,12 @@ using namespace mncc::codegen::testing;
 
 namespace {
 
-/// Every padding element of every row of an output's DRAM image is zero.
-bool paddingIsZero(const DramForm &form, const DramImage &image,
-                   std::string &where) {
-  int64_t perLongWord = elementsPerLongWord(form.type);
-  unsigned bits = deviceTypeBits(form.type);
-  for (unsigned g = 0; g < form.groups; ++g)
-    for (int64_t row = 0; row < form.rowsInGroup(g); ++row)
-      for (int64_t lw = 0; lw < form.rowLongWords(); ++lw)
-        for (int64_t s = 0; s < perLongWord; ++s) {
-          if (lw * perLongWord + s < form.innerExtent())
-            continue;
-          uint64_t word = image.data[g][size_t(row * form.rowLongWords() + lw)];
-          uint64_t element = (word >> (64 - bits * (s + 1))) &
-                             (bits == 64 ? ~0ull : (1ull << bits) - 1);
-          if (element != 0) {
-            where = "group " + std::to_string(g) + " row " +
-                    std::to_string(row) + " long word " + std::to_string(lw);
-            return false;
-          }
-        }
-  return true;
+/// The tensor's values as float64 (exact from float32).
+reference::Tensor toDouble(const reference::Tensor &t) {
+  reference::Tensor wide(reference::DType::Float64, t.shape());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    wide.data<double>()[i] = t.elementAsDouble(i);
+  return wide;
 }
 
 /// Float32 values rounded to the device's half and back (DeviceType.h).
@@ -295,9 +281,12 @@ struct BroadcastCase {
   /// The constant is the first input.
   bool operandFirst = false;
   double rtol = 0;
-  /// Half tensors (float_dtype=half); the constant is rounded to half in
-  /// its table.
-  bool half = false;
+  /// The tensors' format (float_dtype=half: the constant is rounded to
+  /// half in its table; double: the table holds doubles).
+  DeviceType type = DeviceType::Single;
+  /// The constant as a float64 initializer (else float32, as models give
+  /// them).
+  bool wideConstant = false;
 };
 
 void PrintTo(const BroadcastCase &c, std::ostream *os) { *os << c.name; }
@@ -306,30 +295,47 @@ class BroadcastKernel : public ::testing::TestWithParam<BroadcastCase> {};
 
 TEST_P(BroadcastKernel, MatchesTheReferenceOnRandomMemory) {
   const BroadcastCase &c = GetParam();
-  reference::Tensor x = randomTensor(c.data, 21, -2, 2);
-  reference::Tensor b = randomTensor(c.operand, 22, 0.5f, 2);
+  bool half = c.type == DeviceType::Half;
+  bool isDouble = c.type == DeviceType::Double;
+  reference::Tensor x = isDouble ? randomDoubleTensor(c.data, 21, -2, 2)
+                                 : randomTensor(c.data, 21, -2, 2);
+  if (isDouble) {
+    // Special values: both zeros and infinities, the range's extremes.
+    const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, 1e300, -1e-300};
+    for (int64_t i = 0; i < x.numElements(); i += 13)
+      x.data<double>()[i] = specials[size_t(i / 13) % std::size(specials)];
+  }
+  reference::Tensor b = c.wideConstant
+                            ? randomDoubleTensor(c.operand, 22, 0.5, 2)
+                            : randomTensor(c.operand, 22, 0.5f, 2);
   std::vector<reference::Tensor> inputs =
       c.operandFirst ? std::vector<reference::Tensor>{b, x}
                      : std::vector<reference::Tensor>{x, b};
   std::vector<bool> constant = {c.operandFirst, !c.operandFirst};
   KernelRequest request =
-      makeRequest(c.opType, inputs, {c.data},
-                  c.half ? DeviceType::Half : DeviceType::Single, constant);
+      makeRequest(c.opType, inputs, {c.data}, c.type, constant);
   KernelRun run;
   std::string error;
-  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error))
+  ASSERT_TRUE(runKernel(request, inputs,
+                        isDouble ? reference::DType::Float64
+                                 : reference::DType::Float32,
+                        run, error))
       << error;
   EXPECT_EQ(run.description.generator, "broadcast");
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   std::printf("%s: %llu cycles\n", c.name.c_str(),
               (unsigned long long)run.stats.Cycles);
+  // Double: the reference in double, the float32 constant widened as the
+  // host's Cast gives it.
   std::vector<reference::Value> values;
   for (const reference::Tensor &t : inputs)
-    values.push_back(reference::Value(c.half ? throughHalf(t) : t));
+    values.push_back(reference::Value(half       ? throughHalf(t)
+                                      : isDouble ? toDouble(t)
+                                                 : t));
   reference::SimpleKernelContext context(c.opType, values, 1);
   ASSERT_TRUE(context.run().ok());
   reference::Tensor expected =
-      c.half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
+      half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
   Comparison comparison = compareTensors(run.outputs[0], expected, 0, c.rtol);
   EXPECT_TRUE(comparison.within)
       << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
@@ -367,28 +373,48 @@ INSTANTIATE_TEST_SUITE_P(
         // Half (one rounding of the sum or product to half; the table's
         // constant rounded to half too).
         BroadcastCase{
-            "Add_bcast_half", "Add", {3, 4, 5}, {5}, false, 2e-3, true},
+            "Add_bcast_half", "Add", {3, 4, 5}, {5}, false, 2e-3, DeviceType::Half},
         BroadcastCase{"Mul_lenet_conv1_half",
                       "Mul",
                       {16, 6, 28, 28},
                       {6, 1, 1},
                       false,
                       4e-3,
-                      true},
+                      DeviceType::Half},
         BroadcastCase{"Sub_constant_first_half",
                       "Sub",
                       {16, 120},
                       {120},
                       true,
                       4e-3,
-                      true},
-        BroadcastCase{"Max_half", "Max", {16, 84}, {84}, false, 0, true},
+                      DeviceType::Half},
+        BroadcastCase{
+            "Max_half", "Max", {16, 84}, {84}, false, 0, DeviceType::Half},
         BroadcastCase{"Mul_cnn_channel_scale",
                       "Mul",
                       {16, 32, 16, 16},
                       {1, 32, 1, 1},
                       false,
-                      1.2e-7}),
+                      1.2e-7},
+        // Double: sums, max and min exact; the product within 1 ulp (the
+        // truncated multiplier); x * (1 / b) two roundings (E8).
+        BroadcastCase{"Add_bcast_double", "Add", {3, 4, 5}, {5}, false, 0,
+                      DeviceType::Double},
+        BroadcastCase{"Sub_constant_first_double", "Sub", {16, 120}, {120},
+                      true, 0, DeviceType::Double},
+        BroadcastCase{"Mul_lenet_conv1_double", "Mul", {16, 6, 28, 28},
+                      {6, 1, 1}, false, 2.3e-16, DeviceType::Double},
+        BroadcastCase{"Div_bcast_double", "Div", {3, 4, 5}, {5}, false,
+                      3.4e-16, DeviceType::Double, true},
+        BroadcastCase{"Div_scalar_double", "Div", {7, 9}, {}, false, 3.4e-16,
+                      DeviceType::Double},
+        BroadcastCase{"Max_double", "Max", {16, 84}, {84}, false, 0,
+                      DeviceType::Double, true},
+        BroadcastCase{"Min_double", "Min", {3, 4, 5}, {4, 1}, false, 0,
+                      DeviceType::Double},
+        BroadcastCase{"Add_cnn_bias_channels_last_double", "Add",
+                      {16, 64, 32, 32}, {64, 1, 1}, false, 0,
+                      DeviceType::Double, true}),
     [](const ::testing::TestParamInfo<BroadcastCase> &info) {
       return info.param.name;
     });

@@ -25,7 +25,7 @@ struct Case {
   std::vector<int64_t> shape;
   float epsilon = 1e-5f;
   bool nhwc = true;
-  bool half = false;
+  DeviceType type = DeviceType::Single;
 };
 
 /// Float32 values rounded to the device's half and back (DeviceType.h).
@@ -46,14 +46,18 @@ class BatchNormKernel : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BatchNormKernel, MatchesTheReferenceOnRandomMemory) {
   const Case &c = GetParam();
+  bool half = c.type == DeviceType::Half;
+  bool isDouble = c.type == DeviceType::Double;
   int64_t channels = c.shape[1];
+  // The statistics as float32 initializers, as models give them (double:
+  // widened exactly by the host's Cast for the reference).
   std::vector<reference::Tensor> inputs = {
-      randomTensor(c.shape, 1, -3, 3), randomTensor({channels}, 2, 0.5f, 2),
-      randomTensor({channels}, 3, -1, 1), randomTensor({channels}, 4, -1, 1),
-      randomTensor({channels}, 5, 0.1f, 2)};
+      isDouble ? randomDoubleTensor(c.shape, 1, -3, 3)
+               : randomTensor(c.shape, 1, -3, 3),
+      randomTensor({channels}, 2, 0.5f, 2), randomTensor({channels}, 3, -1, 1),
+      randomTensor({channels}, 4, -1, 1), randomTensor({channels}, 5, 0.1f, 2)};
   KernelRequest request =
-      makeRequest("BatchNormalization", inputs, {c.shape},
-                  c.half ? DeviceType::Half : DeviceType::Single,
+      makeRequest("BatchNormalization", inputs, {c.shape}, c.type,
                   {false, true, true, true, true});
   reference::Attribute epsilon;
   epsilon.kind = reference::Attribute::Kind::Float;
@@ -63,8 +67,10 @@ TEST_P(BatchNormKernel, MatchesTheReferenceOnRandomMemory) {
   options.followPreferredOrders = c.nhwc;
   KernelRun run;
   std::string error;
-  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error,
-                        options))
+  ASSERT_TRUE(runKernel(request, inputs,
+                        isDouble ? reference::DType::Float64
+                                 : reference::DType::Float32,
+                        run, error, options))
       << error;
   EXPECT_EQ(run.description.generator, "batchnorm");
   std::printf("%s: %llu cycles\n", c.name.c_str(),
@@ -74,18 +80,31 @@ TEST_P(BatchNormKernel, MatchesTheReferenceOnRandomMemory) {
     EXPECT_EQ(run.outputForms[0].order, (std::vector<unsigned>{0, 2, 3, 1}));
 
   std::vector<reference::Value> values;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    values.push_back(reference::Value(c.half && i == 0 ? throughHalf(inputs[i])
-                                                       : inputs[i]));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    reference::Tensor value = inputs[i];
+    if (half && i == 0)
+      value = throughHalf(value);
+    if (isDouble && i > 0) {
+      value = reference::Tensor(reference::DType::Float64, inputs[i].shape());
+      for (int64_t e = 0; e < value.numElements(); ++e)
+        value.data<double>()[e] = inputs[i].elementAsDouble(e);
+    }
+    values.push_back(reference::Value(value));
+  }
   reference::SimpleKernelContext context("BatchNormalization", values, 1);
   context.setFloat("epsilon", c.epsilon);
   ASSERT_TRUE(context.run().ok());
-  // Half: s and t rounded to half, then one rounding of x s + t (B2).
+  // Half: s and t rounded to half, then one rounding of x s + t (B2);
+  // double: s and t rounded to double, one dvfma (B3).
   Comparison comparison =
       compareTensors(run.outputs[0], context.outputTensor(0),
-                     c.half ? 2e-2 : 1e-6, c.half ? 4e-3 : 2.4e-7);
+                     half ? 2e-2 : isDouble ? 4e-15 : 1e-6,
+                     half ? 4e-3 : isDouble ? 1e-15 : 2.4e-7);
   EXPECT_TRUE(comparison.within)
       << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
+  if (isDouble)
+    std::printf("%s: max abs %.3g, max rel %.3g\n", c.name.c_str(),
+                comparison.maxAbs, comparison.maxRel);
   // The padding of the channels (NHWC) or of the rows (NCHW) stays zero.
   const DramForm &form = run.outputForms[0];
   const DramImage &image = run.outputImages[0];
@@ -111,8 +130,15 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"lenet_conv1", {16, 6, 28, 28}},
         Case{"lenet_conv1_nchw", {16, 6, 28, 28}, 1e-5f, false},
         Case{"cnn_conv", {16, 32, 16, 16}}, Case{"cnn_wide", {16, 64, 32, 32}},
-        Case{"lenet_conv1_half", {16, 6, 28, 28}, 1e-5f, true, true},
-        Case{"example_half_nchw", {2, 3, 4, 5}, 1e-5f, false, true}),
+        Case{"lenet_conv1_half", {16, 6, 28, 28}, 1e-5f, true, DeviceType::Half},
+        Case{"example_half_nchw", {2, 3, 4, 5}, 1e-5f, false, DeviceType::Half},
+        Case{"example_double", {2, 3, 4, 5}, 1e-5f, true, DeviceType::Double},
+        Case{"example_double_nchw", {2, 3, 4, 5}, 1e-2f, false,
+             DeviceType::Double},
+        Case{"lenet_conv1_double", {16, 6, 28, 28}, 1e-5f, true,
+             DeviceType::Double},
+        Case{"cnn_wide_double", {16, 64, 32, 32}, 1e-5f, true,
+             DeviceType::Double}),
     [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
 
 TEST(BatchNormKernel, RefusesTrainingMode) {
