@@ -127,37 +127,71 @@ struct LoadBudget {
 /// MV to the L2BMs, l2bmb to every L1BM, l1bmm to every MAB, zeros for
 /// quads of zeros. Padding elements are cleared with zero-flush masks.
 /// Fails when the units' layouts differ or the budget is too small.
+/// `afterIssue` runs once the MV transfers are issued, before the first
+/// wait (other transfers issued there queue behind them and overlap the
+/// rest of the load).
 bool loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
                 const std::vector<LoadUnit> &units, const LoadBudget &budget,
-                std::string &error);
+                std::string &error,
+                const std::function<void()> &afterIssue = nullptr);
 /// Whether loadImages would accept these units (same layout everywhere).
 bool sameLayout(const std::vector<LoadUnit> &units, const LoadBudget &budget);
+/// The L2BM long words such a load takes from budget.l2bmBase (-1 when
+/// loadImages would refuse it).
+int64_t imageL2bmLongWords(const std::vector<LoadUnit> &units,
+                           const LoadBudget &budget);
 
 //===----------------------------------------------------------------------===//
 // Loading a packed constant into every PE
 //===----------------------------------------------------------------------===//
 
-/// A constant image in DRAM (every group the same, at `base`) that lands
-/// `peLongWords` long words in every PE: distinct per MAB (l1bmd) or the
-/// same for every MAB (l1bmm); distinct per L1B (l2bmd) or the same for
-/// every L1B (l2bmb); the same for both L2Bs (mvb2).
+/// A constant image in DRAM (at `base` in every group, each group's own
+/// or all alike) that lands `peLongWords` long words in every PE: distinct
+/// per MAB (l1bmd) or the same for every MAB (l1bmm); distinct per L1B
+/// (l2bmd) or the same for every L1B (l2bmb); the same for both L2Bs
+/// (mvb2) or each its own (two mvp, the chunks of L2B 0 and 1 side by
+/// side).
 struct ConstantStream {
   int64_t base = 0;
   int64_t peLongWords = 0;
   bool mabBroadcast = false;
   bool l1bDistinct = false;
+  bool l2bDistinct = false;
 };
 
 /// DRAM long words of such a stream (a multiple of a chunk).
 int64_t constantStreamLongWords(const ConstantStream &stream);
 /// Where PE (l1b, mab, pe)'s long word j lies in the stream's DRAM image.
 int64_t constantStreamOffset(const ConstantStream &stream, int64_t j,
-                             unsigned l1b, unsigned mab, unsigned pe);
+                             unsigned l1b, unsigned mab, unsigned pe,
+                             unsigned l2b = 0);
 /// Emits the load into `memory` from long word `peLongWord` of every PE,
 /// through L2BM [l2bmBase, +8 Ki) and L1BM [l1bmBase, +4 Ki).
 void loadConstantStream(VsmWriter &out, const ConstantStream &stream,
                         PeMemory memory, int64_t peLongWord, int64_t l2bmBase,
                         int64_t l1bmBase);
+
+/// The same load in two parts: start() issues the first transfers,
+/// finish() waits for them, copies down and issues the rest.
+class ConstantStreamLoad {
+public:
+  /// L2BM buffers: l2bmLongWords from l2bmBase (at least one chunk).
+  ConstantStreamLoad(VsmWriter &out, const ConstantStream &stream,
+                     PeMemory memory, int64_t peLongWord, int64_t l2bmBase,
+                     int64_t l1bmBase, int64_t l2bmLongWords = 8192);
+  void start();
+  void finish();
+
+private:
+  void issue(int64_t chunk);
+
+  VsmWriter &Out;
+  ConstantStream Stream;
+  PeMemory Memory;
+  int64_t PeLongWord, L2bmBase, L1bmBase;
+  int64_t ChunkLw = 0, PerChunk = 0, Chunks = 0, InFlight = 4;
+  std::vector<unsigned> Tags;
+};
 
 //===----------------------------------------------------------------------===//
 // B built on the device (GemmDevice.cpp)
@@ -193,6 +227,17 @@ bool buildDeviceB(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
 /// other bfn); GRF0 [64, 192) for staging.
 void transposeImage(VsmWriter &out, const MatrixUnit &unit,
                     const std::vector<int64_t> &blocks);
+
+//===----------------------------------------------------------------------===//
+// The split plan (GemmSplit.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Whether the split plan takes the product (few rows, a long K, a
+/// constant B); its B image size per group.
+bool splitApplies(const ProductSpec &spec, int64_t &bImageLongWords);
+void packSplitB(const ProductSpec &spec, DramImage &image);
+bool emitSplit(const ProductSpec &spec, VsmWriter &out,
+               KernelDescription &description, std::string &error);
 
 //===----------------------------------------------------------------------===//
 // The streaming plan (GemmStream.cpp)

@@ -976,6 +976,12 @@ void emitBiasMatrix(VsmWriter &out, const Plan &p) {
 bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
                        std::string &error) {
   int64_t streamed = 0;
+  if (splitApplies(spec, streamed)) {
+    layout = BLayout();
+    layout.imageLongWords = streamed;
+    layout.split = true;
+    return true;
+  }
   if (streamApplies(spec, streamed)) {
     layout = BLayout();
     layout.imageLongWords = streamed;
@@ -991,6 +997,10 @@ bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
 
 void gemm::packBImage(const ProductSpec &spec, const BLayout &layout,
                       DramImage &image) {
+  if (layout.split) {
+    packSplitB(spec, image);
+    return;
+  }
   if (layout.streamed) {
     packStreamB(spec, image);
     return;
@@ -1201,6 +1211,8 @@ bool buildB(VsmWriter &out, PeSetup &setup, const Plan &p, int64_t batch,
 bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
                        KernelDescription &description, std::string &error) {
   int64_t streamed = 0;
+  if (splitApplies(spec, streamed))
+    return emitSplit(spec, out, description, error);
   if (streamApplies(spec, streamed))
     return emitStream(spec, out, description, error);
   Plan p;

@@ -210,8 +210,10 @@ bool emitProduct(const ProductSpec &spec, VsmWriter &out,
 /// How the engine arranges B tiles in DRAM (what packConstant writes),
 /// reproduced on the host from the plan.
 struct BLayout {
-  /// The streaming plan's layout (GemmStream.cpp).
+  /// The streaming plan's layout (GemmStream.cpp), the split plan's
+  /// (GemmSplit.cpp).
   bool streamed = false;
+  bool split = false;
   bool mabBroadcast = false;
   bool l1bDistinct = false;
   int64_t kChunks = 0;

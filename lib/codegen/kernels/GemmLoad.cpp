@@ -217,11 +217,26 @@ bool gemm::sameLayout(const std::vector<LoadUnit> &units,
   return ok && ref.longWords <= budget.l2bmLongWords;
 }
 
+int64_t gemm::imageL2bmLongWords(const std::vector<LoadUnit> &units,
+                                 const LoadBudget &budget) {
+  std::vector<Sections> all;
+  for (const LoadUnit &u : units)
+    all.push_back(sectionsOf(u));
+  Reference ref;
+  if (!referenceOf(all, ref) || ref.longWords > budget.l2bmLongWords)
+    return -1;
+  return ref.longWords;
+}
+
 bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
                       const std::vector<LoadUnit> &units,
-                      const LoadBudget &budget, std::string &error) {
-  if (units.empty())
+                      const LoadBudget &budget, std::string &error,
+                      const std::function<void()> &afterIssue) {
+  if (units.empty()) {
+    if (afterIssue)
+      afterIssue();
     return true;
+  }
   std::vector<Sections> sections;
   for (const LoadUnit &u : units)
     sections.push_back(sectionsOf(u));
@@ -292,6 +307,23 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
       tags.push_back(tag);
       out.statement("mvb2" + size + VsmWriter::tagName(tag) + " $d" +
                     std::to_string(ranges[0][i].start) + " $lc" +
+                    std::to_string(ranges[0][i].l2bm));
+      continue;
+    }
+    // Every unit the same range of one group: one broadcast to every
+    // L2BM (over the links, 8 cycles per 64 long words, where separate
+    // copies would queue at the one DRAM).
+    bool identical = units.size() > 2 && length > 0;
+    for (size_t u = 1; u < units.size() && identical; ++u)
+      identical = ranges[u][i].longWords == length &&
+                  ranges[u][i].group == ranges[0][i].group &&
+                  ranges[u][i].start == ranges[0][i].start;
+    if (identical) {
+      unsigned tag = out.newTag();
+      tags.push_back(tag);
+      out.statement("mvb" + size + VsmWriter::tagName(tag) + " $d" +
+                    std::to_string(ranges[0][i].start) + "@" +
+                    std::to_string(ranges[0][i].group) + " $lc" +
                     std::to_string(ranges[0][i].l2bm));
       continue;
     }
@@ -391,6 +423,8 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
     }
     return true;
   };
+  if (afterIssue)
+    afterIssue();
   // The masks are set up (by addJobs) while the transfers run.
   if (!addJobs(layout.shared, {{-1, budget.l2bmBase + layout.sharedBase}},
                false))
@@ -465,11 +499,12 @@ int64_t peLongWordsPerChunk(const ConstantStream &s) {
 
 int64_t gemm::constantStreamLongWords(const ConstantStream &stream) {
   return ceilDiv(stream.peLongWords, peLongWordsPerChunk(stream)) *
-         chunkLongWords(stream);
+         chunkLongWords(stream) * (stream.l2bDistinct ? 2 : 1);
 }
 
 int64_t gemm::constantStreamOffset(const ConstantStream &stream, int64_t j,
-                                   unsigned l1b, unsigned mab, unsigned pe) {
+                                   unsigned l1b, unsigned mab, unsigned pe,
+                                   unsigned l2b) {
   int64_t size = chunkLongWords(stream);
   int64_t perChunk = peLongWordsPerChunk(stream);
   int64_t chunk = j / perChunk, local = j % perChunk;
@@ -478,31 +513,75 @@ int64_t gemm::constantStreamOffset(const ConstantStream &stream, int64_t j,
   // ... and in the L2BM: l2bmd gives L1B k long words 8k..8k+7 of every 64
   // (manual 3.6.7, decision S23).
   int64_t x = stream.l1bDistinct ? 64 * (y / 8) + 8 * l1b + y % 8 : y;
+  if (stream.l2bDistinct)
+    return (2 * chunk + l2b) * size + x;
   return chunk * size + x;
 }
 
 void gemm::loadConstantStream(VsmWriter &out, const ConstantStream &stream,
                               PeMemory memory, int64_t peLongWord,
                               int64_t l2bmBase, int64_t l1bmBase) {
-  const int64_t kChunk = chunkLongWords(stream);
-  int64_t perChunk = peLongWordsPerChunk(stream);
-  int64_t chunks = ceilDiv(stream.peLongWords, perChunk);
-  int64_t l1bmChunk = stream.l1bDistinct ? kChunk / 8 : kChunk;
-  // Up to four chunks in flight in the L2BM, two in the L1BM.
-  constexpr int64_t kInFlight = 4;
-  std::vector<unsigned> tags(static_cast<size_t>(chunks));
-  auto issue = [&](int64_t c) {
-    tags[size_t(c)] = out.newTag();
-    out.statement("mvb2/n" + std::to_string(kChunk) +
-                  VsmWriter::tagName(tags[size_t(c)]) + " $d" +
-                  std::to_string(stream.base + c * kChunk) + " $lc" +
-                  std::to_string(l2bmBase + (c % kInFlight) * kChunk));
-  };
-  for (int64_t c = 0; c < std::min(chunks, kInFlight); ++c)
+  ConstantStreamLoad load(out, stream, memory, peLongWord, l2bmBase,
+                          l1bmBase);
+  load.start();
+  load.finish();
+}
+
+ConstantStreamLoad::ConstantStreamLoad(VsmWriter &out,
+                                       const ConstantStream &stream,
+                                       PeMemory memory, int64_t peLongWord,
+                                       int64_t l2bmBase, int64_t l1bmBase,
+                                       int64_t l2bmLongWords)
+    : Out(out), Stream(stream), Memory(memory), PeLongWord(peLongWord),
+      L2bmBase(l2bmBase), L1bmBase(l1bmBase) {
+  ChunkLw = chunkLongWords(stream);
+  PerChunk = peLongWordsPerChunk(stream);
+  Chunks = ceilDiv(stream.peLongWords, PerChunk);
+  Tags.assign(size_t(Chunks), 0);
+  // Chunks in flight in the L2BM (two in the L1BM).
+  InFlight = std::max<int64_t>(1, l2bmLongWords / ChunkLw);
+}
+
+void ConstantStreamLoad::issue(int64_t c) {
+  VsmWriter &out = Out;
+  const ConstantStream &stream = Stream;
+  const int64_t kChunk = ChunkLw;
+  std::vector<unsigned> &tags = Tags;
+  tags[size_t(c)] = out.newTag();
+  int64_t l2bm = L2bmBase + (c % InFlight) * kChunk;
+  if (stream.l2bDistinct) {
+    // Every group at once, from its own DRAM, one L2B at a time.
+    for (unsigned l = 0; l < 2; ++l)
+      out.statement("mvp/n" + std::to_string(kChunk) +
+                    VsmWriter::tagName(tags[size_t(c)]) + " $d" +
+                    std::to_string(stream.base + (2 * c + l) * kChunk) +
+                    " $lc" + std::to_string(l2bm) + "@." + std::to_string(l));
+    return;
+  }
+  out.statement("mvb2/n" + std::to_string(kChunk) +
+                VsmWriter::tagName(tags[size_t(c)]) + " $d" +
+                std::to_string(stream.base + c * kChunk) + " $lc" +
+                std::to_string(l2bm));
+}
+
+void ConstantStreamLoad::start() {
+  for (int64_t c = 0; c < std::min(Chunks, InFlight); ++c)
     issue(c);
+}
+
+void ConstantStreamLoad::finish() {
+  VsmWriter &out = Out;
+  const ConstantStream &stream = Stream;
+  const int64_t kChunk = ChunkLw;
+  int64_t perChunk = PerChunk, chunks = Chunks;
+  int64_t l2bmBase = L2bmBase, l1bmBase = L1bmBase;
+  PeMemory memory = Memory;
+  int64_t peLongWord = PeLongWord;
+  std::vector<unsigned> &tags = Tags;
+  int64_t l1bmChunk = stream.l1bDistinct ? kChunk / 8 : kChunk;
   for (int64_t c = 0; c < chunks; ++c) {
     out.wait(tags[size_t(c)]);
-    int64_t l2bm = l2bmBase + (c % kInFlight) * kChunk;
+    int64_t l2bm = l2bmBase + (c % InFlight) * kChunk;
     int64_t l1bm = l1bmBase + (c % 2) * l1bmChunk;
     if (stream.l1bDistinct) {
       for (int64_t o = 0; o < kChunk; o += 256)
@@ -514,9 +593,9 @@ void gemm::loadConstantStream(VsmWriter &out, const ConstantStream &stream,
                   l1bmOperand(l1bm + o)});
     }
     // The L2BM buffer is free once copied: refill it.
-    if (c + kInFlight < chunks) {
+    if (c + InFlight < chunks) {
       out.nop(); // the copy reads the L2BM before the MV overwrites it
-      issue(c + kInFlight);
+      issue(c + InFlight);
     }
     out.nop();
     int64_t j0 = c * perChunk;

@@ -290,6 +290,28 @@ GemmCase transposedA(GemmCase c) {
   return c;
 }
 
+// Few rows and a long K: the split plan (K over the MABs of an L1B, C's
+// units over L2Bs as stripes of 16 N-tiles or blocks of rows).
+INSTANTIATE_TEST_SUITE_P(
+    Split, GemmKernel,
+    ::testing::Values(
+        gemm("split_matrix_bias_half", {{16, 512}, {512, 256}, {16, 256}},
+             {16, 256}, H, false, 0.5f, 0.25f),
+        gemm("split_row_bias_single", {{9, 300}, {300, 128}, {128}}, {9, 128},
+             S),
+        gemm("split_n32_half", {{13, 600}, {600, 32}, {32}}, {13, 32}, H),
+        gemm("split_n64_half", {{7, 256}, {256, 64}}, {7, 64}, H),
+        gemm("split_n128_half", {{32, 256}, {256, 128}, {128}}, {32, 128}, H),
+        gemm("split_n5_single", {{3, 200}, {200, 5}}, {3, 5}, S),
+        gemm("split_n1024_half", {{4, 400}, {400, 1024}, {1024}}, {4, 1024},
+             H),
+        gemm("split_n4096_half", {{2, 256}, {256, 4096}}, {2, 4096}, H),
+        transposed(gemm("split_transB_half", {{16, 784}, {512, 784}, {512}},
+                        {16, 512}, H))),
+    [](const ::testing::TestParamInfo<GemmCase> &info) {
+      return std::string(info.param.name);
+    });
+
 // B an input of the graph, as in the ONNX node tests themselves: tiles
 // built on the device from B's rows (transB) or transposed through a
 // matrix register (K x N), alpha applied there.
