@@ -451,6 +451,39 @@ std::vector<Case> integerCases() {
 INSTANTIATE_TEST_SUITE_P(Integer, GeneralKernel,
                          ::testing::ValuesIn(integerCases()), caseName);
 
+TEST(GeneralKernel, TheSameRequestGivesTheSameProgram) {
+  std::vector<Tensor> inputs = {rnd({1, 2, 6, 6}, 90), rnd({3, 2, 3, 3}, 91)};
+  KernelRequest request =
+      makeRequest("Conv", inputs, {{1, 3, 4, 4}}, DeviceType::Single);
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "general") {
+      std::string text[2];
+      for (std::string &program : text) {
+        VsmWriter out;
+        KernelDescription description;
+        std::string error;
+        ASSERT_TRUE(generator->emit(request, out, description, error)) << error;
+        program = out.take();
+      }
+      EXPECT_EQ(text[0], text[1]);
+    }
+}
+
+TEST(GeneralKernel, SaysWhichTensorDoesNotFit) {
+  // 3 x 32^3 singles: the ONNX 3-D pool tests are too large for one PE.
+  std::vector<Tensor> inputs = {rnd({1, 3, 32, 32, 32}, 92)};
+  KernelRequest request =
+      makeRequest("MaxPool", inputs, {{1, 3, 31, 31, 31}}, DeviceType::Single);
+  request.attributes["kernel_shape"] = intsAttr({2, 2, 2});
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "general") {
+      std::string whyNot;
+      EXPECT_FALSE(generator->matches(request, whyNot));
+      EXPECT_NE(whyNot.find("input 0"), std::string::npos) << whyNot;
+      EXPECT_NE(whyNot.find("does not fit"), std::string::npos) << whyNot;
+    }
+}
+
 TEST(GeneralKernel, DeclinesIntegerOperatorsWithoutAnIntegerForm) {
   std::vector<Tensor> inputs = {integers({3, 4}, 1)};
   KernelRequest request =

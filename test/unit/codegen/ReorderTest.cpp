@@ -242,6 +242,30 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.name;
     });
 
+TEST(ReorderKernel, TheSameRequestGivesTheSameProgram) {
+  std::vector<Tensor> inputs = {randomTensor({1, 16, 28, 28}, 3)};
+  KernelRequest request =
+      makeRequest("Transpose", inputs, {{1, 16, 28, 28}}, DeviceType::Single);
+  request.outputs[0].form =
+      DramForm::canonical(DeviceType::Single, {1, 16, 28, 28}, {0, 2, 3, 1});
+  reference::Attribute perm;
+  perm.kind = reference::Attribute::Kind::Ints;
+  perm.ints = {0, 1, 2, 3};
+  request.attributes["perm"] = perm;
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "reorder") {
+      std::string text[2];
+      for (std::string &program : text) {
+        VsmWriter out;
+        KernelDescription description;
+        std::string error;
+        ASSERT_TRUE(generator->emit(request, out, description, error)) << error;
+        program = out.take();
+      }
+      EXPECT_EQ(text[0], text[1]);
+    }
+}
+
 TEST(ReorderKernel, LeavesSmallTensorsToTheGeneralKernel) {
   std::vector<Tensor> inputs = {randomTensor({2, 3, 4}, 1)};
   KernelRequest request =
