@@ -310,6 +310,10 @@ std::vector<Case> elementCases() {
     binary(op, "both_ways", {3, 1, 5}, {4, 1});
     binary(op, "scalar_first", {}, {2, 9});
   }
+  // [8,300] spreads over the four groups' DRAMs (C2): loaded from each,
+  // stored to each.
+  binary("Add", "four_groups", {8, 300}, {300});
+  binary("Div", "four_groups", {8, 300}, {8, 1});
   {
     Case c;
     c.name = "Mul_constant_scalar";
