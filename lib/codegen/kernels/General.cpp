@@ -223,7 +223,6 @@ bool Lowering::fits(
 }
 
 void Lowering::loadInputs() {
-  Loaded = true;
   std::vector<PeImage> images;
   for (size_t i = 0; i < Inputs.size(); ++i)
     if (Inputs[i])

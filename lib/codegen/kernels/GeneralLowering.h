@@ -111,7 +111,6 @@ private:
   std::vector<std::optional<PeImage>> RawInputs, RawOutputs;
   std::vector<bool> OutputAliased;
   std::optional<MathScratch> Scratch;
-  bool Loaded = false;
 };
 
 /// A lowering: fills `lowering` for its request; false with
