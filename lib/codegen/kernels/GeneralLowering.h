@@ -1,5 +1,4 @@
-//===- GeneralLowering.h - One node as element operations in one PE -*- C++
-//-*-===//
+//===- GeneralLowering.h - One node as element operations -------*- C++ -*-===//
 //
 // The general kernel's operators (GeneralOps.cpp, GeneralLinear.cpp) are
 // each a function that places the node's tensor images in the PE memories,

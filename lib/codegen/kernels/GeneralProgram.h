@@ -1,5 +1,4 @@
-//===- GeneralProgram.h - Element operations in one PE, list-scheduled -*- C++
-//-*-===//
+//===- GeneralProgram.h - Element operations, list-scheduled ----*- C++ -*-===//
 //
 // The general kernel (General.cpp) gives every PE the same copy of a small
 // node's tensors and computes it element by element in that copy: a

@@ -1,5 +1,4 @@
-//===- GeneralTransfer.h - Whole tensors into and out of every PE -*- C++
-//-*-===//
+//===- GeneralTransfer.h - Whole tensors in and out of every PE -*- C++ -*-===//
 //
 // The general kernel works on a tensor's *DRAM image* in a PE memory: the
 // long words of every group's block, group after group, each block as long
