@@ -102,6 +102,14 @@ bool Lowering::integerTensors() const {
          Request.outputs[0].form.type == DeviceType::Int32;
 }
 
+std::string Lowering::roomLeft() const {
+  std::string text = " (the general kernel computes in one PE: ";
+  for (unsigned m = 0; m < kPeMemories; ++m)
+    text += std::string(m ? ", " : "") + peMemoryName(PeMemory(m)) + " " +
+            std::to_string(Program.freeWords(PeMemory(m)));
+  return text + " words left)";
+}
+
 bool Lowering::fail(std::string message) {
   if (Error.empty())
     Error = std::move(message);
@@ -156,7 +164,7 @@ Lowering::placeInput(size_t input, std::initializer_list<PeMemory> preference) {
   if (!slot) {
     fail("input " + std::to_string(input) + " (" + tensor.form.str() + ", " +
          std::to_string(image.words()) +
-         " words) does not fit the PE memories left");
+         " words) does not fit the PE memories left" + roomLeft());
     return nullptr;
   }
   image.memory = slot->memory;
@@ -190,7 +198,7 @@ Lowering::placeOutput(size_t output,
   }
   fail("output " + std::to_string(output) + " (" + tensor.form.str() + ", " +
        std::to_string(image.words()) +
-       " words) does not fit LM0 or LM1 beside the inputs");
+       " words) does not fit LM0 or LM1 beside the inputs" + roomLeft());
   return nullptr;
 }
 
@@ -207,7 +215,7 @@ Lowering::allocate(std::initializer_list<PeMemory> preference, int32_t words,
   std::optional<Slot> slot = Program.allocateIn(preference, words, align);
   if (!slot)
     fail("a scratch array of " + std::to_string(words) +
-         " words does not fit the PE memories left");
+         " words does not fit the PE memories left" + roomLeft());
   return slot;
 }
 

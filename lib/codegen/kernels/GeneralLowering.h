@@ -41,6 +41,9 @@ public:
   /// Whether the node's tensors are int32 (else single precision).
   bool integerTensors() const;
 
+  /// What is left of the PE memories, for the messages of requests that
+  /// do not fit.
+  std::string roomLeft() const;
   /// Records `message` as the reason and returns false.
   bool fail(std::string message);
   const std::string &error() const { return Error; }

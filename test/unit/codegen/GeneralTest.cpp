@@ -485,6 +485,7 @@ TEST(GeneralKernel, SaysWhichTensorDoesNotFit) {
       EXPECT_FALSE(generator->matches(request, whyNot));
       EXPECT_NE(whyNot.find("input 0"), std::string::npos) << whyNot;
       EXPECT_NE(whyNot.find("does not fit"), std::string::npos) << whyNot;
+      EXPECT_NE(whyNot.find("words left"), std::string::npos) << whyNot;
     }
 }
 
