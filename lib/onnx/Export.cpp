@@ -330,7 +330,10 @@ LogicalResult Exporter::exportOp(Operation *op, ::onnx::GraphProto &graph) {
                             segments.asArrayRef().end());
     for (NamedAttribute attribute : op->getAttrs()) {
       llvm::StringRef name = attribute.getName();
-      if (name == "operandSegmentSizes" || name == "resultSegmentSizes")
+      // A dotted name is a mark of mncc's passes (onnx.fused_activation,
+      // mngraph.location), never an ONNX attribute.
+      if (name == "operandSegmentSizes" || name == "resultSegmentSizes" ||
+          name.contains('.'))
         continue;
       auto expected = schema.attributeTypes.find(name.str());
       if (failed(exportAttribute(

@@ -5,6 +5,7 @@
 #include "Artifacts.h"
 
 #include "mncc/Version.h"
+#include "mncc/onnx/Export.h"
 #include "mncc/onnx/Import.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -13,10 +14,12 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 
@@ -108,6 +111,8 @@ std::string compileLog(const CompileRequest &request,
     for (const std::string &note : result.notImplemented)
       log += "  " + note + "\n";
   }
+  if (!result.outOnnx.empty())
+    log += "\nout_onnx: " + result.outOnnx + "\n";
   log += "\nphases:\n";
   for (const PhaseResult &phase : result.phases)
     log += std::string("  ") + getPhaseInfo(phase.phase).name + ": " +
@@ -142,6 +147,55 @@ mlir::LogicalResult dumpIr(mlir::ModuleOp module, Phase phase,
         << "cannot write " << phaseIrPath(phase) << ": " << error.message();
     return failure();
   }
+  return success();
+}
+
+/// Writes the onnx-dialect graph `module` to out_onnx as an ONNX model
+/// (MNCORE_USE_EXTERNAL_DATA_FORMAT: tensors of 1 KiB and more in
+/// out_onnx + ".data"). Each file is written whole to a temporary file and
+/// renamed, the data first, so a failure leaves no half-written model.
+mlir::LogicalResult writeOutOnnx(mlir::ModuleOp module,
+                                 const CompileOptions &options, Phase phase,
+                                 CompileResult &result) {
+  const std::string &path = options.out_onnx;
+  mncc::OnnxExportOptions exportOptions;
+  std::string dataPath;
+  if (options.MNCORE_USE_EXTERNAL_DATA_FORMAT) {
+    exportOptions.externalDataThresholdBytes = 1024;
+    dataPath = path + ".data";
+    exportOptions.externalDataLocation =
+        llvm::sys::path::filename(dataPath).str();
+  }
+  std::string model, data;
+  llvm::raw_string_ostream modelOut(model), dataOut(data);
+  if (mlir::failed(mncc::exportOnnx(module, modelOut, exportOptions,
+                                    dataPath.empty() ? nullptr : &dataOut))) {
+    mlir::emitError(module.getLoc())
+        << "out_onnx: the graph of the " << getPhaseInfo(phase).name
+        << " phase cannot be written as ONNX";
+    return failure();
+  }
+  modelOut.flush();
+  dataOut.flush();
+  llvm::SmallVector<std::pair<std::string, const std::string *>, 2> files;
+  if (!dataPath.empty())
+    files.push_back({dataPath, &data});
+  files.push_back({path, &model});
+  for (const auto &[file, bytes] : files)
+    if (llvm::Error error =
+            llvm::writeToOutput(file, [&](llvm::raw_ostream &os) {
+              os << *bytes;
+              return llvm::Error::success();
+            })) {
+      mlir::emitError(module.getLoc())
+          << "out_onnx: cannot write " << file << ": "
+          << llvm::toString(std::move(error));
+      return failure();
+    }
+  result.outOnnx =
+      path + " (the graph after the " + getPhaseInfo(phase).name + " phase" +
+      (dataPath.empty() ? std::string() : ", large tensors in " + dataPath) +
+      ")";
   return success();
 }
 
@@ -184,6 +238,18 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
         << getPhaseInfo(*request.compileFrom).name
         << " to --compile-to=" << getPhaseInfo(request.compileTo).name
         << ": the phases run after the first and up to the second";
+    return result;
+  }
+  // out_onnx is the graph of the pfvm phase (or of the import, when the
+  // compile stops there): a compile that starts after it has none.
+  if (!options.out_onnx.empty() && request.compileFrom &&
+      *request.compileFrom > Phase::Pfvm) {
+    mlir::emitError(unknown)
+        << "out_onnx: this compile starts after the "
+        << getPhaseInfo(*request.compileFrom).name
+        << " phase, so there is no graph of the pfvm phase to write; give "
+           "out_onnx to a compile that runs the pfvm phase, or use "
+           "--compile-from=pfvm";
     return result;
   }
   if (request.compileFrom && !request.inputShapes.empty()) {
@@ -239,6 +305,12 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
       return result;
   }
   result.lastPhase = start;
+  bool wroteOnnx = false;
+  if (!options.out_onnx.empty() && request.compileFrom == Phase::Pfvm) {
+    if (mlir::failed(writeOutOnnx(*module, options, Phase::Pfvm, result)))
+      return result;
+    wroteOnnx = true;
+  }
 
   Phase last = lastReachablePhase(start, request.compileTo);
   for (unsigned p = static_cast<unsigned>(start) + 1;
@@ -268,7 +340,15 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
     if (mlir::failed(dumpIr(*module, phase, dir)) ||
         mlir::failed(writePhaseArtifacts(phase, *module, options, dir)))
       return result;
+    if (phase == Phase::Pfvm && !options.out_onnx.empty()) {
+      if (mlir::failed(writeOutOnnx(*module, options, phase, result)))
+        return result;
+      wroteOnnx = true;
+    }
   }
+  if (!options.out_onnx.empty() && !wroteOnnx &&
+      mlir::failed(writeOutOnnx(*module, options, *result.lastPhase, result)))
+    return result;
 
   if (last != request.compileTo)
     result.stopReason =

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mncc/pipeline/Options.h"
+#include "mncc/pipeline/Pipeline.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -204,10 +205,19 @@ llvm::Expected<StringList> splitItems(StringRef text) {
   return items;
 }
 
-llvm::Error parse(StringList &field, const OptionInfo &, StringRef text) {
+llvm::Error parse(StringList &field, const OptionInfo &info, StringRef text) {
   auto items = splitItems(text);
   if (!items)
     return items.takeError();
+  if (info.id == OptionId::CODEGEN_DEFER_SIMPLIFY)
+    for (const std::string &item : *items) {
+      StringRef name(item);
+      name.consume_front("pfvm-");
+      if (!llvm::is_contained(pfvmSimplificationNames(), name))
+        return valueError("unknown simplification '" + item +
+                          "'; the simplifications are " +
+                          llvm::join(pfvmSimplificationNames(), ", "));
+    }
   field = std::move(*items);
   return llvm::Error::success();
 }

@@ -4,6 +4,7 @@
 
 #include "mncc/passes/graph/Passes.h"
 #include "mncc/passes/l3/Passes.h"
+#include "mncc/passes/pfvm/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -71,14 +72,99 @@ std::string mncc::pipeline::unavailableReason(Phase phase) {
          issueText(info.issue) + ")";
 }
 
+namespace {
+
+/// The pfvm phase's simplifications, in order (passes/pfvm); a name may
+/// come more than once. CODEGEN_DEFER_SIMPLIFY moves every step of a name
+/// to the start of the graph phase.
+struct Simplification {
+  llvm::StringLiteral name;
+  std::unique_ptr<mlir::Pass> (*create)(const CompileOptions &);
+};
+
+const Simplification kSimplifications[] = {
+    {"remove-noops",
+     [](const CompileOptions &) { return mncc::pfvm::createRemoveNoops(); }},
+    {"fold-constants",
+     [](const CompileOptions &) { return mncc::pfvm::createFoldConstants(); }},
+    // The Reshapes the folded shapes made no-ops.
+    {"remove-noops",
+     [](const CompileOptions &) { return mncc::pfvm::createRemoveNoops(); }},
+    {"fold-batchnorm",
+     [](const CompileOptions &) { return mncc::pfvm::createFoldBatchNorm(); }},
+    {"resolve-negative-indices",
+     [](const CompileOptions &) {
+       return mncc::pfvm::createResolveNegativeIndices();
+     }},
+    {"reuse-constants",
+     [](const CompileOptions &) { return mncc::pfvm::createReuseConstants(); }},
+    {"cse", [](const CompileOptions &) { return mncc::pfvm::createCse(); }},
+    {"dce", [](const CompileOptions &) { return mncc::pfvm::createDce(); }},
+};
+
+bool isDeferred(const CompileOptions &options, llvm::StringRef name) {
+  return llvm::any_of(options.CODEGEN_DEFER_SIMPLIFY,
+                      [&](const std::string &item) {
+                        llvm::StringRef given(item);
+                        given.consume_front("pfvm-");
+                        return given == name;
+                      });
+}
+
+/// Whether a variable turns the simplification off altogether.
+bool isSkipped(const CompileOptions &options, llvm::StringRef name) {
+  return (name == "resolve-negative-indices" &&
+          options.CODEGEN_SKIP_RESOLVE_NEGATIVE_INDICES) ||
+         (name == "reuse-constants" && options.PFVM_DISABLE_CONSTANT_REUSE);
+}
+
+/// Adds the simplifications (deferred or not) to a pass manager on
+/// func.func.
+void addSimplifications(mlir::OpPassManager &functionPasses,
+                        const CompileOptions &options, bool deferred) {
+  for (const Simplification &step : kSimplifications)
+    if (isDeferred(options, step.name) == deferred &&
+        !isSkipped(options, step.name))
+      functionPasses.addPass(step.create(options));
+}
+
+} // namespace
+
+llvm::ArrayRef<llvm::StringRef> mncc::pipeline::pfvmSimplificationNames() {
+  static const std::vector<llvm::StringRef> names = [] {
+    std::vector<llvm::StringRef> unique;
+    for (const Simplification &step : kSimplifications)
+      if (!llvm::is_contained(unique, step.name))
+        unique.push_back(step.name);
+    return unique;
+  }();
+  return names;
+}
+
 void mncc::pipeline::populatePfvmPasses(mlir::OpPassManager &pm,
-                                        const CompileOptions &) {
-  // The generic cleanups until the PFVM passes arrive (issue 16: simplify,
-  // fusion, PFVM_DISABLE_CONSTANT_REUSE, CODEGEN_DEFER_SIMPLIFY,
-  // CODEGEN_SKIP_OPTIMIZER_FUSION, CODEGEN_SKIP_RESOLVE_NEGATIVE_INDICES).
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
+                                        const CompileOptions &options) {
+  // PFVM simplify (passes/pfvm; docs/pfvm.md), less what
+  // CODEGEN_DEFER_SIMPLIFY defers; PFVM_DISABLE_CONSTANT_REUSE and
+  // CODEGEN_SKIP_RESOLVE_NEGATIVE_INDICES leave their pass out.
+  mlir::OpPassManager &functionPasses = pm.nest<mlir::func::FuncOp>();
+  addSimplifications(functionPasses, options, /*deferred=*/false);
+  // Fusion: one optimizer node per parameter update, then the marks
+  // pfvm:cpu runs fused (activations into their Conv or Add, Convs
+  // written into their Concat).
+  if (!options.CODEGEN_SKIP_OPTIMIZER_FUSION)
+    functionPasses.addPass(mncc::pfvm::createFuseOptimizers());
+  functionPasses.addPass(mncc::pfvm::createFuseActivations());
+  functionPasses.addPass(mncc::pfvm::createConcatInPlace());
+  // Functions nothing calls (an ONNX model is one function).
   pm.addPass(mlir::createSymbolDCEPass());
+}
+
+void mncc::pipeline::populateDeferredSimplifyPasses(
+    mlir::OpPassManager &pm, const CompileOptions &options) {
+  if (options.CODEGEN_DEFER_SIMPLIFY.empty())
+    return;
+  addSimplifications(pm.nest<mlir::func::FuncOp>(), options,
+                     /*deferred=*/true);
 }
 
 void mncc::pipeline::populateGraphPasses(mlir::OpPassManager &pm,
@@ -141,6 +227,7 @@ void mncc::pipeline::buildPipeline(mlir::OpPassManager &pm,
       populatePfvmPasses(pm, options);
       break;
     case Phase::Graph:
+      populateDeferredSimplifyPasses(pm, options);
       populateGraphPasses(pm, options);
       break;
     case Phase::TimeSlice:

@@ -30,6 +30,7 @@
 
 #include "mncc/dialects/onnx/OnnxOps.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cmath>
@@ -250,6 +251,7 @@ class FuseOptimizersPass
     : public pfvm::impl::FuseOptimizersBase<FuseOptimizersPass> {
 public:
   void runOnOperation() override {
+    counts.clear();
     llvm::SmallVector<Operation *> candidates;
     getOperation().walk([&](Operation *op) {
       if (llvm::isa<onnx::SubOp, onnx::MomentumOp, onnx::AdamOp,
@@ -337,10 +339,21 @@ private:
     }
   }
 
+  /// The constant T of the fused nodes, one per block and value, at the
+  /// start of the block.
   Value createCount(OpBuilder &builder, Location loc, int64_t count) {
-    return pfvm::createIntegerConstant(builder, loc, {count},
-                                       builder.getI64Type(), {});
+    Block *block = builder.getInsertionBlock();
+    Value &constant = counts[{block, count}];
+    if (!constant) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(block);
+      constant = pfvm::createIntegerConstant(builder, loc, {count},
+                                             builder.getI64Type(), {});
+    }
+    return constant;
   }
+
+  llvm::DenseMap<std::pair<Block *, int64_t>, Value> counts;
 
   /// Replaces `sub` (X') and the chain's outputs by the fused node's
   /// results and erases the chain.
@@ -353,9 +366,19 @@ private:
     llvm::SmallVector<Operation *> ops(chain.ops.begin(), chain.ops.end());
     llvm::sort(
         ops, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+    // The chain's coefficients go with it when nothing else reads them.
+    llvm::SetVector<Operation *> constants;
+    for (Operation *op : ops)
+      for (Value operand : op->getOperands())
+        if (Operation *producer = operand.getDefiningOp();
+            producer && llvm::isa<onnx::ConstantOp>(producer))
+          constants.insert(producer);
     for (Operation *op : ops)
       if (op->use_empty())
         op->erase();
+    for (Operation *constant : constants)
+      if (constant->use_empty())
+        constant->erase();
   }
 
   bool sameBlock(const Chain &chain, onnx::SubOp sub) {

@@ -6,8 +6,8 @@
 // RUN: mncc-opt --mncc-pfvm=float_dtype=float %s | FileCheck %s
 // RUN: mncc-opt --pass-pipeline='builtin.module(mncc-pfvm{option_json=O1})' %s 2>/dev/null | FileCheck %s
 
-// The pfvm phase's cleanups: the duplicate Relu goes (cse), the unused
-// private function goes (symbol-dce).
+// The pfvm phase's cleanups: the duplicate Relu goes (pfvm-cse), the
+// unused private function goes (symbol-dce).
 // CHECK-LABEL: func.func @relu_twice
 // CHECK-COUNT-1: onnx.Relu
 // CHECK-NOT: onnx.Relu

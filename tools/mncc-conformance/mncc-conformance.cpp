@@ -38,6 +38,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -105,6 +106,11 @@ cl::opt<std::string> markdownPath(
 cl::opt<std::string> filter("filter",
                             cl::desc("Only cases whose path contains this"),
                             cl::cat(category));
+cl::opt<bool> runPfvm(
+    "pfvm",
+    cl::desc("--stage=run: put each model through the compiler's pfvm "
+             "phase (simplify and fusion, default options) before it runs"),
+    cl::init(false), cl::cat(category));
 
 struct CaseResult {
   std::string suite;
@@ -238,6 +244,16 @@ CaseResult runOnDevice(const std::string &suite, const std::string &caseDir,
   }
   bool random = false;
   result.operators = operatorsOf(*module, random);
+  if (runPfvm) {
+    PassManager pm(&context, ModuleOp::getOperationName());
+    mncc::pipeline::buildPipeline(pm, mncc::pipeline::CompileOptions(),
+                                  mncc::pipeline::Phase::Pfvm,
+                                  mncc::pipeline::Phase::Pfvm);
+    if (failed(pm.run(*module))) {
+      result.reason = "pfvm phase: " + capture.text;
+      return result;
+    }
+  }
   std::vector<std::string> unsupported;
   auto functions = module->getOps<func::FuncOp>();
   auto program =
@@ -514,7 +530,8 @@ int main(int argc, char **argv) {
   }
 
   std::string stageName =
-      stage == Stage::Run      ? "run on " + device
+      stage == Stage::Run
+          ? "run on " + device + (runPfvm ? " after the pfvm phase" : "")
       : stage == Stage::Device ? "compile for MN-Core 2 (float_dtype " +
                                      floatDtype + "), run on " + device
                                : std::string("frontend");

@@ -90,6 +90,9 @@ struct CompileResult {
   std::vector<std::string> notImplemented;
   /// The text of compile_status.json.
   std::string statusJson;
+  /// What out_onnx got: "opt.onnx (the graph after the pfvm phase)"; empty
+  /// without out_onnx.
+  std::string outOnnx;
 };
 
 /// Compiles request.input into request.codegenDir.

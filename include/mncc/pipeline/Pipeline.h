@@ -69,6 +69,14 @@ Phase lastReachablePhase(Phase start, Phase to);
 std::string unavailableReason(Phase phase);
 
 void populatePfvmPasses(mlir::OpPassManager &pm, const CompileOptions &options);
+/// The simplifications CODEGEN_DEFER_SIMPLIFY moved after the pfvm phase:
+/// buildPipeline adds them at the start of the graph phase.
+void populateDeferredSimplifyPasses(mlir::OpPassManager &pm,
+                                    const CompileOptions &options);
+/// The names CODEGEN_DEFER_SIMPLIFY takes, in the pfvm phase's order:
+/// "remove-noops", "fold-constants", ... (the passes' names without
+/// "pfvm-", which is accepted too).
+llvm::ArrayRef<llvm::StringRef> pfvmSimplificationNames();
 void populateGraphPasses(mlir::OpPassManager &pm,
                          const CompileOptions &options);
 void populateTimeSlicePasses(mlir::OpPassManager &pm,
