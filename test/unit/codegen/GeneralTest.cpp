@@ -489,6 +489,72 @@ TEST(GeneralKernel, SaysWhichTensorDoesNotFit) {
     }
 }
 
+/// Tensors in other DRAM orders (the planner's NHWC, C4): the index maps
+/// go through DramForm::locate, whatever the order.
+TEST(GeneralKernel, WorksInAnyDramOrder) {
+  std::vector<unsigned> nhwc = {0, 2, 3, 1};
+  struct Ordered {
+    Case c;
+    std::vector<std::vector<unsigned>> inOrders, outOrders;
+  };
+  std::vector<Ordered> cases;
+  {
+    Case c;
+    c.name = "layout_switch";
+    c.opType = "Transpose";
+    c.inputs = {rnd({1, 3, 4, 5}, 93)};
+    c.attributes["perm"] = intsAttr({0, 1, 2, 3});
+    cases.push_back({c, {{}}, {nhwc}});
+  }
+  {
+    Case c;
+    c.name = "conv_nhwc";
+    c.opType = "Conv";
+    c.inputs = {rnd({1, 4, 6, 6}, 94), rnd({5, 4, 3, 3}, 95), rnd({5}, 96)};
+    c.attributes["pads"] = intsAttr({1, 1, 1, 1});
+    cases.push_back({c, {nhwc, {}, {}}, {nhwc}});
+  }
+  {
+    Case c;
+    c.name = "add_mixed_orders";
+    c.opType = "Add";
+    c.inputs = {rnd({2, 3, 4, 5}, 97), rnd({3, 1, 1}, 98)};
+    cases.push_back({c, {nhwc, {}}, {{}}});
+  }
+  {
+    Case c;
+    c.name = "relu_nhwc";
+    c.opType = "Relu";
+    c.inputs = {rnd({1, 6, 5, 5}, 99)};
+    cases.push_back({c, {nhwc}, {nhwc}});
+  }
+  for (const Ordered &o : cases) {
+    SCOPED_TRACE(o.c.name);
+    Reference expected = referenceOf(o.c);
+    ASSERT_TRUE(expected.ok) << expected.message;
+    KernelRequest request =
+        makeRequest(o.c.opType, o.c.inputs, {expected.outputs[0].shape()},
+                    DeviceType::Single);
+    request.attributes = o.c.attributes;
+    for (size_t i = 0; i < o.inOrders.size(); ++i)
+      request.inputs[i].form = DramForm::canonical(
+          DeviceType::Single, o.c.inputs[i].shape(), o.inOrders[i]);
+    request.outputs[0].form = DramForm::canonical(
+        DeviceType::Single, expected.outputs[0].shape(), o.outOrders[0]);
+    HarnessOptions options;
+    options.generator = "general";
+    KernelRun run;
+    std::string error;
+    ASSERT_TRUE(
+        runKernel(request, o.c.inputs, DType::Float32, run, error, options))
+        << error;
+    EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+    Comparison comparison =
+        compareTensors(run.outputs[0], expected.outputs[0], 1e-5, 1e-5);
+    EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+  }
+}
+
 TEST(GeneralKernel, DeclinesIntegerOperatorsWithoutAnIntegerForm) {
   std::vector<Tensor> inputs = {integers({3, 4}, 1)};
   KernelRequest request =
