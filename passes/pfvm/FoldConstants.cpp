@@ -98,12 +98,80 @@ public:
         foldShape(shape);
       else if (auto size = llvm::dyn_cast<onnx::SizeOp>(op))
         foldSize(size);
-      else
-        foldNode(op);
+      else if (!foldNode(op))
+        if (auto slice = llvm::dyn_cast<onnx::SliceOp>(op))
+          refineSlice(slice);
     }
   }
 
 private:
+  /// The static result type of a Slice of a static tensor whose starts,
+  /// ends, axes and steps have become constants (torch computes them from
+  /// Shape), which shape inference at import could not know.
+  void refineSlice(onnx::SliceOp slice) {
+    auto input = llvm::dyn_cast<RankedTensorType>(slice.getData().getType());
+    auto result = llvm::dyn_cast<TensorType>(slice.getType());
+    if (!input || !input.hasStaticShape() || !result ||
+        (llvm::isa<RankedTensorType>(result) && result.hasStaticShape()))
+      return;
+    auto starts = onnx::getConstantIntegers(slice.getStarts());
+    auto ends = onnx::getConstantIntegers(slice.getEnds());
+    if (!starts || !ends || starts->size() != ends->size())
+      return;
+    size_t count = starts->size();
+    int64_t rank = input.getRank();
+    llvm::SmallVector<int64_t> axes, steps(count, 1);
+    if (slice.getAxes()) {
+      auto given = onnx::getConstantIntegers(slice.getAxes());
+      if (!given || given->size() != count)
+        return;
+      axes = *given;
+    } else {
+      for (size_t i = 0; i < count; ++i)
+        axes.push_back(i);
+    }
+    if (slice.getSteps()) {
+      auto given = onnx::getConstantIntegers(slice.getSteps());
+      if (!given || given->size() != count)
+        return;
+      steps = *given;
+    }
+    llvm::SmallVector<int64_t> shape(input.getShape());
+    llvm::SmallVector<bool> seen(rank, false);
+    for (size_t i = 0; i < count; ++i) {
+      int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (axis < 0 || axis >= rank || seen[axis] || steps[i] == 0)
+        return;
+      seen[axis] = true;
+      int64_t dim = shape[axis], start = (*starts)[i], end = (*ends)[i],
+              step = steps[i];
+      // ONNX's rule: negative positions count from the end, then clamp.
+      start = start < 0 ? std::max<int64_t>(start, -dim) + dim : start;
+      end = end < 0 ? std::max<int64_t>(end, -dim - 1) + dim : end;
+      int64_t length;
+      if (step > 0) {
+        start = std::min(start, dim);
+        end = std::clamp<int64_t>(end, 0, dim);
+        length = end > start ? (end - start + step - 1) / step : 0;
+      } else {
+        start = std::min(start, dim - 1);
+        end = std::clamp<int64_t>(end, -1, dim - 1);
+        length = start > end ? (start - end - step - 1) / -step : 0;
+      }
+      shape[axis] = length;
+    }
+    if (auto ranked = llvm::dyn_cast<RankedTensorType>(result)) {
+      if (ranked.getRank() != rank)
+        return;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!ranked.isDynamicDim(d) && ranked.getDimSize(d) != shape[d])
+          return;
+    }
+    auto refined = RankedTensorType::get(shape, input.getElementType());
+    if (canRetype(slice.getResult(), refined))
+      slice.getResult().setType(refined);
+  }
+
   void replaceWithConstant(Operation *op, ElementsAttr value) {
     if (!canRetype(op->getResult(0), value.getType()))
       return;
@@ -149,19 +217,20 @@ private:
         op, DenseElementsAttr::get(resultType, type.getNumElements()));
   }
 
-  void foldNode(Operation *op) {
+  /// Whether `op` was folded.
+  bool foldNode(Operation *op) {
     if (op->getNumRegions() || op->getNumOperands() == 0 ||
         !isMemoryEffectFree(op) || op->hasAttr("resultSegmentSizes"))
-      return;
+      return false;
     if (!llvm::all_of(op->getOperands(), pfvm::isConstant))
-      return;
+      return false;
     StringRef opType = op->getName().stripDialect();
     const onnx::OnnxOpInfo *info = onnx::lookupOnnxOp(opType);
     if (!info)
-      return;
+      return false;
     reference::KernelFn kernel = reference::lookupKernel(info->domain, opType);
     if (!kernel)
-      return;
+      return false;
 
     // The bound: bytes created beyond the constants that die with the node.
     int64_t freed = 0, inputBytes = 0;
@@ -184,7 +253,7 @@ private:
     }
     if (expected ? *expected > allowed
                  : inputBytes > sizeLimit || kExpanding.contains(opType))
-      return;
+      return false;
 
     // The inputs at their ONNX positions (omitted optional inputs empty).
     std::vector<reference::Value> inputs;
@@ -206,12 +275,12 @@ private:
         }
         for (int32_t i = 0; i < size; ++i)
           if (!addInput(op->getOperand(next++)))
-            return;
+            return false;
       }
     } else {
       for (Value operand : op->getOperands())
         if (!addInput(operand))
-          return;
+          return false;
     }
     reference::SimpleKernelContext context(opType.str(), std::move(inputs),
                                            op->getNumResults());
@@ -222,15 +291,15 @@ private:
       if (name == "operandSegmentSizes" || name.contains('.'))
         continue;
       if (!convertible(attribute.getValue()))
-        return;
+        return false;
       FailureOr<reference::Attribute> converted =
           convertOnnxAttribute(op, name, attribute.getValue());
       if (failed(converted))
-        return;
+        return false;
       context.setAttribute(name.str(), std::move(*converted));
     }
     if (!reference::runKernel(kernel, context).ok())
-      return; // the run reports it, as it would without the fold
+      return false; // the run reports it, as it would without the fold
 
     // Check every result before anything changes.
     llvm::SmallVector<RankedTensorType> types;
@@ -240,33 +309,33 @@ private:
       auto type = llvm::dyn_cast<RankedTensorType>(result.getType());
       auto unranked = llvm::dyn_cast<UnrankedTensorType>(result.getType());
       if (!value.isTensor() || value.optional || (!type && !unranked))
-        return;
+        return false;
       const reference::Tensor &tensor = value.tensor;
       Type element = type ? type.getElementType() : unranked.getElementType();
       if (tensor.dtype() != referenceDTypeOf(element) ||
           tensor.dtype() == reference::DType::String)
-        return;
+        return false;
       if (type) {
         if (type.getRank() != tensor.rank())
-          return;
+          return false;
         for (int64_t d = 0; d < type.getRank(); ++d)
           if (!type.isDynamicDim(d) && type.getDimSize(d) != tensor.shape()[d])
-            return;
+            return false;
       }
       auto folded = RankedTensorType::get(tensor.shape(), element);
       if (!canRetype(result, folded))
-        return;
+        return false;
       created += static_cast<int64_t>(tensor.byteSize());
       types.push_back(folded);
     }
     if (created > allowed)
-      return;
+      return false;
     llvm::SmallVector<ElementsAttr> values;
     for (auto [index, type] : llvm::enumerate(types)) {
       ElementsAttr attr = pfvm::elementsFromTensor(
           context.outputs()[index].tensor, type, "pfvm_folded");
       if (!attr)
-        return;
+        return false;
       values.push_back(attr);
     }
     OpBuilder builder(op);
@@ -274,6 +343,7 @@ private:
       result.replaceAllUsesWith(
           pfvm::createConstant(builder, op->getLoc(), value));
     op->erase();
+    return true;
   }
 };
 

@@ -117,3 +117,29 @@ func.func @refined(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<*xf32>) {
   %r = "onnx.Reshape"(%data, %shape) : (tensor<4xf32>, tensor<2xi64>) -> tensor<*xf32>
   return %z, %r : tensor<2x2xf32>, tensor<*xf32>
 }
+
+// A Slice whose bounds have become constants gets its static type, as
+// shape inference could not know it at import (torch's attention splits
+// its projection this way).
+// CHECK-LABEL: func.func @slice_type
+// CHECK: "onnx.Slice"{{.*}} -> tensor<2x2xf32>
+// CHECK: "onnx.Slice"{{.*}} -> tensor<2x1xf32>
+// CHECK: "onnx.Relu"({{.*}}) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+func.func @slice_type(%x: tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<*xf32>) {
+  %shape = "onnx.Shape"(%x) : (tensor<2x6xf32>) -> tensor<2xi64>
+  %one = "onnx.Constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %width = "onnx.Gather"(%shape, %one) {axis = 0 : i64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+  %three = "onnx.Constant"() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+  %third = "onnx.Div"(%width, %three) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %axes = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %end = "onnx.Unsqueeze"(%third, %zero) : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+  %a = "onnx.Slice"(%x, %zero, %end, %axes) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<2x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<*xf32>
+  // From the end, backwards, by 2 up to -2 (exclusive): element 5 alone.
+  %minus = "onnx.Constant"() {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %two = "onnx.Constant"() {value = dense<-2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %b = "onnx.Slice"(%x, %minus, %two, %axes, %two) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<2x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<*xf32>
+  %c = "onnx.Relu"(%a) : (tensor<*xf32>) -> tensor<2x2xf32>
+  %d = "onnx.Relu"(%b) : (tensor<*xf32>) -> tensor<*xf32>
+  return %c, %d : tensor<2x2xf32>, tensor<*xf32>
+}
