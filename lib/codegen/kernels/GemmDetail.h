@@ -69,6 +69,9 @@ public:
   /// The scratch entry, set in every cycle for element `element` (0..15)
   /// of a quad of halves and clear elsewhere.
   unsigned halfElementScratch(int element);
+  /// The scratch entry, set in the PEs of the L1Bs whose bit
+  /// 8 * l2bid + l1bid of `places` is set.
+  unsigned placeMask(uint16_t places);
 
   /// T (every cycle) = F2[l2bid] + F1[l1bid] + F0[mabid] words, computed
   /// into GRF1 long word `grf1LongWord` ('i' lanes); tables of 8, 8 and
@@ -94,6 +97,8 @@ private:
   std::map<std::array<int, 5>, unsigned> LaneMasks;
   std::map<unsigned, unsigned> PeMasks;
   std::optional<int64_t> LaneIndex;
+  /// GRF0 long word holding 1 << (8 * l2bid + l1bid) ('i' lanes).
+  std::optional<int64_t> PlaceBit;
   std::map<uint32_t, int64_t> Constants;
   int64_t NextConstant = kSetupGrf0;
 };

@@ -19,8 +19,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -55,8 +53,10 @@ constexpr int64_t kLm1Tiles = 2016;      // B tiles; E tile and constants after
 constexpr int64_t kGrf1Data = 224;       // accumulators and outputs
 constexpr int64_t kTaLw = 224;           // GRF1: T offsets of A and bias
 constexpr int64_t kTbLw = 226;
-constexpr int64_t kL2bmImage = 0;        // L2BM map
-constexpr int64_t kL2bmImageLw = 16 * 1024;
+// L2BM map: the image may take all of it (the B stream before it and the
+// outputs after it are not live while it is).
+constexpr int64_t kL2bmImage = 0;
+constexpr int64_t kL2bmImageLw = 32 * 1024;
 constexpr int64_t kL2bmStream = 16 * 1024;
 constexpr int64_t kL2bmOut = 24 * 1024;
 constexpr int64_t kL2bmOutLw = 8 * 1024;
@@ -1227,6 +1227,7 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       (p.l1bMode == L1bMode::Stripe ? ", stripes over L1Bs"
                                     : ", rows over L1Bs") +
       (p.compact ? ", padded and compacted" : "") +
+      (p.distinct ? ", per-L1B images" : "") +
       (p.uniform ? ", four groups" : ", group 0");
   description.parameters.push_back({"rows per L2B", std::to_string(p.r2)});
   description.parameters.push_back(

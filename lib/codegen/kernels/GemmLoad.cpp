@@ -13,8 +13,6 @@
 #include "GemmDetail.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <set>
 
 using namespace mncc;
@@ -92,34 +90,54 @@ Layout layoutOf(const LoadUnit &unit, int l1b) {
   return layout;
 }
 
-/// Whether `x` can load by the instructions of `ref`: its ranges are ref's
-/// (the last one maybe shorter, fewer maybe), its slots ref's slots at the
-/// same places, its zeros not where ref has data. Rows a unit lacks (past
-/// the tensor) then receive whatever the L2BM held, and their results are
+/// How `x` loads by the instructions of `ref`: its range i lands shift[i]
+/// long words into ref's range i (so that every quad meets its slot at
+/// ref's place: a unit may lack the start of a range, the rows before a
+/// tensor's first); its data slots are ref's with the same valid elements;
+/// its zeros where ref has data go to `masked` (zeroed afterwards only
+/// where x loads), the others are zeroed everywhere. Rows a unit lacks
+/// (past the tensor) receive whatever the L2BM held, and their results are
 /// never stored.
-bool compatible(const Layout &ref, const Layout &x) {
+bool match(const Layout &ref, const Layout &x, std::vector<int64_t> &shift,
+           std::vector<int64_t> &masked) {
   if (x.ranges.size() > ref.ranges.size())
     return false;
-  for (size_t i = 0; i < x.ranges.size(); ++i) {
-    if (x.ranges[i].l2bm != ref.ranges[i].l2bm ||
-        x.ranges[i].longWords > ref.ranges[i].longWords)
-      return false;
-    if (i + 1 < x.ranges.size() &&
-        x.ranges[i].longWords != ref.ranges[i].longWords)
-      return false;
-  }
+  shift.assign(x.ranges.size(), 0);
+  std::vector<bool> known(x.ranges.size(), false);
   for (const auto &[slot, where] : x.slots) {
     auto it = ref.slots.find(slot);
-    if (it == ref.slots.end() || it->second != where)
+    if (it == ref.slots.end() || it->second.second != where.second)
+      return false;
+    // The range of x holding the quad.
+    size_t i = 0;
+    while (i + 1 < x.ranges.size() &&
+           where.first >= x.ranges[i + 1].l2bm)
+      ++i;
+    int64_t delta = it->second.first - ref.ranges[i].l2bm -
+                    (where.first - x.ranges[i].l2bm);
+    if (!known[i])
+      shift[i] = delta;
+    known[i] = true;
+    if (shift[i] != delta)
       return false;
   }
+  for (size_t i = 0; i < x.ranges.size(); ++i) {
+    if (shift[i] < 0 || shift[i] % kMvUnitLongWords != 0 ||
+        shift[i] + x.ranges[i].longWords > ref.ranges[i].longWords)
+      return false;
+  }
+  masked.clear();
   for (int64_t z : x.zeroSlots)
     if (ref.slots.count(z))
-      return false;
+      masked.push_back(z);
   return true;
 }
 
-size_t weight(const Layout &l) { return l.slots.size() + l.zeroSlots.size(); }
+/// The data slots, then the zeros: which section leads.
+std::pair<size_t, size_t> weight(const Layout &l) {
+  return {l.slots.size(), l.zeroSlots.size()};
+}
+bool empty(const Layout &l) { return l.slots.empty() && l.zeroSlots.empty(); }
 
 /// A unit's image in sections: the shared quads, then each L1B's own; the
 /// L1B sections load by the same runs.
@@ -140,9 +158,11 @@ Sections sectionsOf(const LoadUnit &unit) {
   return s;
 }
 
-/// The layouts every unit's sections must be compatible with: the fullest
-/// shared section and the fullest L1B section; their zeros the union of
-/// every unit's.
+/// The layouts every unit's sections load by: the fullest shared section
+/// and the fullest L1B section; their zeros the union of every unit's
+/// (but those where some unit has data); per unit and section the shifts
+/// of its ranges; the zeros that apply only where some sections load, by
+/// the set of (L2B, L1B) places they apply to (bit 8 l2b + l1b).
 struct Reference {
   Layout shared, l1b;
   bool distinct = false;
@@ -151,9 +171,13 @@ struct Reference {
   int64_t sharedBase = 0;
   std::array<int64_t, 8> l1bBase{};
   int64_t longWords = 0;
+  std::vector<std::vector<int64_t>> sharedShift;
+  std::vector<std::array<std::vector<int64_t>, 8>> l1bShift;
+  std::map<uint16_t, std::vector<int64_t>> masked;
 };
 
-bool referenceOf(const std::vector<Sections> &all, Reference &ref) {
+bool referenceOf(const std::vector<Sections> &all,
+                 const std::vector<LoadUnit> &units, Reference &ref) {
   for (const Sections &s : all) {
     if (weight(s.shared) > weight(ref.shared))
       ref.shared = s.shared;
@@ -163,31 +187,52 @@ bool referenceOf(const std::vector<Sections> &all, Reference &ref) {
         const Layout &l = s.l1b[size_t(k)];
         if (weight(l) > weight(ref.l1b))
           ref.l1b = l;
-        ref.l1bUsed[size_t(k)] = ref.l1bUsed[size_t(k)] || weight(l) > 0;
+        ref.l1bUsed[size_t(k)] = ref.l1bUsed[size_t(k)] || !empty(l);
       }
   }
+  // Zeros where some section has data: per slot, the places (and for
+  // each, the groups) that zero it; every group of a place must agree,
+  // since only the L2B and the L1B can pick PEs.
+  std::map<int64_t, std::map<unsigned, std::set<unsigned>>> zeroAt;
   std::set<int64_t> sharedZeros, l1bZeros;
-  for (const Sections &s : all) {
-    if (!compatible(ref.shared, s.shared)) {
-      if (std::getenv("GEMM_PLAN"))
-        std::fprintf(stderr, "shared section incompatible: %zu/%zu ranges, %zu/%zu slots\n",
-                     s.shared.ranges.size(), ref.shared.ranges.size(), s.shared.slots.size(), ref.shared.slots.size());
+  ref.sharedShift.resize(all.size());
+  ref.l1bShift.resize(all.size());
+  std::vector<int64_t> masked;
+  for (size_t u = 0; u < all.size(); ++u) {
+    const Sections &s = all[u];
+    if (!match(ref.shared, s.shared, ref.sharedShift[u], masked))
       return false;
+    for (int64_t z : masked)
+      for (unsigned k = 0; k < 8; ++k)
+        zeroAt[z][8 * units[u].l2b + k].insert(units[u].group);
+    for (int64_t z : s.shared.zeroSlots)
+      if (!ref.shared.slots.count(z))
+        sharedZeros.insert(z);
+    if (!s.distinct)
+      continue;
+    for (unsigned k = 0; k < 8; ++k) {
+      const Layout &l = s.l1b[k];
+      if (!match(ref.l1b, l, ref.l1bShift[u][k], masked))
+        return false;
+      for (int64_t z : masked)
+        zeroAt[z][8 * units[u].l2b + k].insert(units[u].group);
+      for (int64_t z : l.zeroSlots)
+        if (!ref.l1b.slots.count(z))
+          l1bZeros.insert(z);
     }
-    sharedZeros.insert(s.shared.zeroSlots.begin(), s.shared.zeroSlots.end());
-    if (s.distinct)
-      for (const Layout &l : s.l1b) {
-        if (!compatible(ref.l1b, l)) {
-          if (std::getenv("GEMM_PLAN")) {
-            std::fprintf(stderr, "l1b section incompatible: %zu/%zu ranges, %zu/%zu slots\n",
-                         l.ranges.size(), ref.l1b.ranges.size(), l.slots.size(), ref.l1b.slots.size());
-            for (size_t i = 0; i < l.ranges.size(); ++i)
-              std::fprintf(stderr, "  range %zu: l2bm %lld len %lld vs %lld %lld\n", i, (long long)l.ranges[i].l2bm, (long long)l.ranges[i].longWords, (long long)ref.l1b.ranges[i].l2bm, (long long)ref.l1b.ranges[i].longWords);
-          }
-          return false;
-        }
-        l1bZeros.insert(l.zeroSlots.begin(), l.zeroSlots.end());
-      }
+  }
+  std::map<unsigned, std::set<unsigned>> groupsOf;
+  for (const LoadUnit &unit : units)
+    for (unsigned k = 0; k < 8; ++k)
+      groupsOf[8 * unit.l2b + k].insert(unit.group);
+  for (const auto &[slot, places] : zeroAt) {
+    uint16_t pattern = 0;
+    for (const auto &[place, groups] : places) {
+      if (groups != groupsOf[place])
+        return false;
+      pattern |= uint16_t(1u << place);
+    }
+    ref.masked[pattern].push_back(slot);
   }
   ref.shared.zeroSlots.assign(sharedZeros.begin(), sharedZeros.end());
   ref.l1b.zeroSlots.assign(l1bZeros.begin(), l1bZeros.end());
@@ -210,11 +255,8 @@ bool gemm::sameLayout(const std::vector<LoadUnit> &units,
   for (const LoadUnit &u : units)
     all.push_back(sectionsOf(u));
   Reference ref;
-  bool ok = referenceOf(all, ref);
-  if (std::getenv("GEMM_PLAN") && ok && ref.longWords > budget.l2bmLongWords)
-    std::fprintf(stderr, "image of %lld long words over budget\n",
-                 (long long)ref.longWords);
-  return ok && ref.longWords <= budget.l2bmLongWords;
+  return referenceOf(all, units, ref) &&
+         ref.longWords <= budget.l2bmLongWords;
 }
 
 int64_t gemm::imageL2bmLongWords(const std::vector<LoadUnit> &units,
@@ -223,7 +265,7 @@ int64_t gemm::imageL2bmLongWords(const std::vector<LoadUnit> &units,
   for (const LoadUnit &u : units)
     all.push_back(sectionsOf(u));
   Reference ref;
-  if (!referenceOf(all, ref) || ref.longWords > budget.l2bmLongWords)
+  if (!referenceOf(all, units, ref) || ref.longWords > budget.l2bmLongWords)
     return -1;
   return ref.longWords;
 }
@@ -241,7 +283,7 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
   for (const LoadUnit &u : units)
     sections.push_back(sectionsOf(u));
   Reference layout;
-  if (!referenceOf(sections, layout)) {
+  if (!referenceOf(sections, units, layout)) {
     error = "the images of the L2Bs or L1Bs do not lie out alike";
     return false;
   }
@@ -264,28 +306,33 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
   std::vector<unsigned> tags;
   // A unit's ranges with their L2BM addresses, section by section; a
   // range it lacks is empty.
-  auto rangesOf = [&](const Sections &s) {
+  auto rangesOf = [&](size_t u) {
+    const Sections &s = sections[u];
     std::vector<Range> all;
-    auto add = [&](const Layout &own, const Layout &ref, int64_t base) {
+    auto add = [&](const Layout &own, const std::vector<int64_t> &shift,
+                   const Layout &ref, int64_t base) {
       for (size_t i = 0; i < ref.ranges.size(); ++i) {
         Range r = i < own.ranges.size() ? own.ranges[i] : Range();
         if (i >= own.ranges.size())
           r.longWords = 0;
-        r.l2bm = budget.l2bmBase + base + ref.ranges[i].l2bm;
+        r.l2bm = budget.l2bmBase + base + ref.ranges[i].l2bm +
+                 (i < shift.size() ? shift[i] : 0);
         all.push_back(r);
       }
     };
-    add(s.shared, layout.shared, layout.sharedBase);
+    add(s.shared, layout.sharedShift[u], layout.shared, layout.sharedBase);
     if (layout.distinct)
       for (int k = 0; k < 8; ++k)
         if (layout.l1bUsed[size_t(k)])
-          add(s.distinct ? s.l1b[size_t(k)] : Layout(), layout.l1b,
-              layout.l1bBase[size_t(k)]);
+          add(s.distinct ? s.l1b[size_t(k)] : Layout(),
+              s.distinct ? layout.l1bShift[u][size_t(k)]
+                         : std::vector<int64_t>(),
+              layout.l1b, layout.l1bBase[size_t(k)]);
     return all;
   };
   std::vector<std::vector<Range>> ranges;
-  for (const Sections &s : sections)
-    ranges.push_back(rangesOf(s));
+  for (size_t u = 0; u < sections.size(); ++u)
+    ranges.push_back(rangesOf(u));
   for (size_t i = 0; i < ranges[0].size(); ++i) {
     bool parallel = everyGroup;
     bool bothSame = l2bs.size() == 2;
@@ -293,7 +340,8 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
     for (size_t u = 0; u < units.size() && parallel; ++u) {
       const Range &r = ranges[u][i];
       parallel = r.longWords > 0 && r.longWords == length &&
-                 r.group == int(units[u].group);
+                 r.group == int(units[u].group) &&
+                 r.l2bm == ranges[0][i].l2bm;
       for (size_t v = 0; v < units.size() && parallel; ++v)
         if (units[v].l2b == units[u].l2b)
           parallel = ranges[v][i].start == r.start;
@@ -317,7 +365,8 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
     for (size_t u = 1; u < units.size() && identical; ++u)
       identical = ranges[u][i].longWords == length &&
                   ranges[u][i].group == ranges[0][i].group &&
-                  ranges[u][i].start == ranges[0][i].start;
+                  ranges[u][i].start == ranges[0][i].start &&
+                  ranges[u][i].l2bm == ranges[0][i].l2bm;
     if (identical) {
       unsigned tag = out.newTag();
       tags.push_back(tag);
@@ -463,6 +512,19 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
     for (size_t c = 0; c < 4; ++c)
       dest[c] = i + c < zeros.size() ? zeros[i + c] : budget.trashSlot;
     out.step({"zero " + lwAny(PeMemory::LM0, dest)});
+  }
+  // Zeros only some L2Bs and L1Bs take (where others have data), under a
+  // write mask of those places.
+  for (const auto &[pattern, slots] : layout.masked) {
+    unsigned entry = setup.placeMask(pattern);
+    for (size_t i = 0; i < slots.size(); i += 4) {
+      std::array<int64_t, 4> dest;
+      for (size_t c = 0; c < 4; ++c)
+        dest[c] = i + c < slots.size() ? slots[i + c] : slots[i];
+      out.step({"zero " + lwAny(PeMemory::LM0, dest) + "/$imr" +
+                std::to_string(entry)});
+    }
+    out.nop(2);
   }
   // LM0 writes land before the next reader's step.
   out.nop();

@@ -223,6 +223,40 @@ unsigned PeSetup::halfElementScratch(int element) {
   return kScratchEntry;
 }
 
+unsigned PeSetup::placeMask(uint16_t places) {
+  constexpr int64_t kPlaceLw = kSetupGrf1 + 6;   // GRF1: 8 l2bid + l1bid
+  constexpr int64_t kPatternLw = kSetupGrf1 + 7; // GRF1: the pattern
+  constexpr int64_t kAndLw = kSetupGrf1 + 8;     // GRF1: bit & pattern
+  constexpr int64_t kBitLw = kTempLw + 1;        // GRF0: 1 << place
+  if (!PlaceBit) {
+    int64_t three = constant(3), one = constant(1);
+    Out.step({"ilsl $l2bid " + lwFixed(PeMemory::GRF0, three) + " " +
+              lwFixed(PeMemory::GRF1, kPlaceLw)});
+    Out.nop(2);
+    Out.step({"iadd $l1bid " + lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
+              lwFixed(PeMemory::GRF1, kPlaceLw)});
+    Out.nop(2);
+    Out.step({"ilsl " + lwFixed(PeMemory::GRF0, one) + " " +
+              lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
+              lwFixed(PeMemory::GRF0, kBitLw)});
+    Out.nop(2);
+    PlaceBit = kBitLw;
+  }
+  // (bit & places) ^ bit is zero exactly where the bit is one of places.
+  Out.step({"imm " + immWord(places) + " " +
+            lwFixed(PeMemory::GRF1, kPatternLw)});
+  Out.nop(2);
+  Out.step({"iand " + lwFixed(PeMemory::GRF0, *PlaceBit) + " " +
+            lwFixed(PeMemory::GRF1, kPatternLw) + " " +
+            lwFixed(PeMemory::GRF1, kAndLw)});
+  Out.nop(2);
+  Out.step({"ixor " + lwFixed(PeMemory::GRF1, kAndLw) + " " +
+            lwFixed(PeMemory::GRF0, *PlaceBit) + " $omr" +
+            std::to_string(kScratchEntry)});
+  Out.nop(2);
+  return kScratchEntry;
+}
+
 namespace {
 
 /// F[i] = a * (i >> shift) + b * (i & ((1 << shift) - 1)) for every i, with
