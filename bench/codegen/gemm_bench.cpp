@@ -10,6 +10,9 @@
 //
 //   build/bench/gemm_bench [gemm|mlp|conv]...
 //
+// With GEMM_BENCH_VSM=<dir> each kernel's program is also written to
+// <dir>/<case>.vsm (for mncc-sim --stats or --trace).
+//
 //===----------------------------------------------------------------------===//
 
 #include "mncc/codegen/Kernel.h"
@@ -20,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -154,6 +158,16 @@ bool runCase(Case &c) {
   }
   double emitSeconds = secondsSince(start);
   std::string text = writer.take();
+  if (const char *dir = std::getenv("GEMM_BENCH_VSM")) {
+    std::string path = std::string(dir) + "/" + c.name + ".vsm";
+    for (char &ch : path)
+      if (ch == ' ')
+        ch = '_';
+    if (FILE *f = std::fopen(path.c_str(), "w")) {
+      std::fwrite(text.data(), 1, text.size(), f);
+      std::fclose(f);
+    }
+  }
 
   emu::Program program;
   emu::Diagnostic diagnostic;
