@@ -284,8 +284,11 @@ bool layoutBox(const Box &box, const std::vector<Tile> &tiles,
   return true;
 }
 
+/// A round's empty L2B.
+constexpr size_t kNoBox = ~size_t(0);
+
 /// A plan: the tiles, their classes, the boxes laid out, and the rounds
-/// (up to eight boxes of one layout key, one per L2B).
+/// (for each of the eight L2Bs a box of one layout key, or kNoBox).
 struct Plan {
   std::string planner;
   std::vector<Tile> tiles;
@@ -324,19 +327,32 @@ int64_t copyOperations(const TileClass &cls) {
 /// Estimated cycles of a round (R6): the MV issue slots (16 cycles each,
 /// one stream for the board) or the data's time through the DRAMs and
 /// links, whichever is longer, and four cycles a PE step.
+size_t firstBox(const std::vector<size_t> &round) {
+  for (size_t b : round)
+    if (b != kNoBox)
+      return b;
+  return kNoBox;
+}
+
 double roundCycles(const Plan &plan, const std::vector<size_t> &round) {
-  double issue = 0, data = 0;
-  for (size_t b : round) {
-    const BoxLayout &layout = plan.boxes[b];
+  // Per source or destination DRAM: its transfers one after another, at
+  // the link's rate (8 long words a cycle) when they cross groups, the
+  // DRAM's (64 per 3 cycles) when not.
+  std::array<double, kDramGroups> port{};
+  double issue = 0;
+  for (size_t l2b = 0; l2b < round.size(); ++l2b) {
+    if (round[l2b] == kNoBox)
+      continue;
+    const BoxLayout &layout = plan.boxes[round[l2b]];
+    unsigned group = unsigned(l2b / kL2bsPerGroup);
     issue += 16.0 * double(layout.staging.size() + layout.assembly.size());
-    for (const Run &r : layout.staging)
-      data += double(roundUp(r.longWords, kMvUnitLongWords)) /
-              kMvUnitLongWords * 8 / kDramGroups;
-    for (const Run &r : layout.assembly)
-      data += double(roundUp(r.longWords, kMvUnitLongWords)) /
-              kMvUnitLongWords * 3 / kDramGroups;
+    for (const std::vector<Run> *runs : {&layout.staging, &layout.assembly})
+      for (const Run &r : *runs)
+        port[r.group] += double(roundUp(r.longWords, kMvUnitLongWords)) /
+                         kMvUnitLongWords * (r.group == group ? 3 : 8);
   }
-  const BoxLayout &first = plan.boxes[round[0]];
+  double data = *std::max_element(port.begin(), port.end());
+  const BoxLayout &first = plan.boxes[firstBox(round)];
   const TileClass &c = plan.classes[size_t(first.cls)];
   unsigned tiles = unsigned(__builtin_popcount(first.slots));
   int64_t pieceSteps = 0, segmentSteps = 0;
@@ -380,12 +396,42 @@ bool finishPlan(const DramForm &out, std::vector<Box> planned, Plan &plan) {
     list.push_back(plan.boxes.size());
     plan.boxes.push_back(std::move(layout));
   }
+  // Rounds: each box on an L2B of the group its output goes to where
+  // there is one (its transfers back stay in the group), the others
+  // filling the L2Bs left.
   for (const auto &key : keyOrder) {
-    const std::vector<size_t> &list = byKey[key];
-    for (size_t first = 0; first < list.size(); first += kL2bs)
-      plan.rounds.push_back(std::vector<size_t>(
-          list.begin() + first,
-          list.begin() + std::min(list.size(), first + kL2bs)));
+    std::array<std::vector<size_t>, kDramGroups> home;
+    for (size_t b : byKey[key]) {
+      const BoxLayout &layout = plan.boxes[b];
+      unsigned g = layout.assembly.empty() ? 0 : layout.assembly[0].group;
+      home[g].push_back(b);
+    }
+    std::array<size_t, kDramGroups> next{};
+    auto left = [&](unsigned g) { return home[g].size() - next[g]; };
+    while (true) {
+      std::vector<size_t> round(kL2bs, kNoBox);
+      bool any = false;
+      for (unsigned g = 0; g < kDramGroups; ++g)
+        for (unsigned l = 0; l < kL2bsPerGroup && left(g); ++l) {
+          round[g * kL2bsPerGroup + l] = home[g][next[g]++];
+          any = true;
+        }
+      for (size_t l2b = 0; l2b < kL2bs; ++l2b) {
+        if (round[l2b] != kNoBox)
+          continue;
+        unsigned most = 0;
+        for (unsigned g = 1; g < kDramGroups; ++g)
+          if (left(g) > left(most))
+            most = g;
+        if (!left(most))
+          break;
+        round[l2b] = home[most][next[most]++];
+        any = true;
+      }
+      if (!any)
+        break;
+      plan.rounds.push_back(std::move(round));
+    }
   }
   plan.cycles = 0;
   for (const auto &round : plan.rounds)
@@ -598,7 +644,7 @@ std::vector<int64_t> extentsFor(int64_t n, int64_t most) {
 
 void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
                const Plan &plan, const std::vector<size_t> &round) {
-  const BoxLayout &first = plan.boxes[round[0]];
+  const BoxLayout &first = plan.boxes[firstBox(round)];
   const TileClass &c = plan.classes[size_t(first.cls)];
   auto l2bName = [](size_t l2b) {
     return "@" + std::to_string(l2b / kL2bsPerGroup) + "." +
@@ -613,9 +659,12 @@ void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
   std::vector<std::pair<size_t, size_t>> issue; // (l2b, run)
   size_t most = 0;
   for (size_t b : round)
-    most = std::max(most, plan.boxes[b].staging.size());
+    if (b != kNoBox)
+      most = std::max(most, plan.boxes[b].staging.size());
   std::vector<std::vector<size_t>> turns(round.size());
   for (size_t l2b = 0; l2b < round.size(); ++l2b) {
+    if (round[l2b] == kNoBox)
+      continue;
     const BoxLayout &layout = plan.boxes[round[l2b]];
     std::vector<size_t> order(layout.staging.size());
     std::iota(order.begin(), order.end(), size_t(0));
@@ -713,6 +762,8 @@ void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
   out.nop(2);
   tags.clear();
   for (size_t l2b = 0; l2b < round.size(); ++l2b) {
+    if (round[l2b] == kNoBox)
+      continue;
     const BoxLayout &layout = plan.boxes[round[l2b]];
     for (size_t r = 0; r < layout.assembly.size(); ++r) {
       const Run &run = layout.assembly[r];
