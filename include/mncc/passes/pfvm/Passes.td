@@ -31,7 +31,9 @@ def FoldConstants : Pass<"pfvm-fold-constants", "mlir::func::FuncOp"> {
     A fold is bounded: its results may hold at most `size-limit` bytes, or
     no more than the constant inputs that die with it (a Transpose of a
     weight used once is folded, one used twice is not): weights are never
-    duplicated. Nodes with subgraphs, random nodes, non-tensor values,
+    duplicated. A Slice of a static tensor whose bounds became constants
+    gets its static result type (the graph phase needs static shapes).
+    Nodes with subgraphs, random nodes, non-tensor values,
     strings and nodes without a kernel are left alone, as is a node whose
     kernel fails (the run reports it) or whose result would not match its
     declared type.
