@@ -188,8 +188,8 @@ mlir::LogicalResult writeOutOnnx(mlir::ModuleOp module,
               return llvm::Error::success();
             })) {
       mlir::emitError(module.getLoc())
-          << "out_onnx: cannot write " << file << ": "
-          << llvm::toString(std::move(error));
+          << "out_onnx: cannot write '" << file
+          << "': " << llvm::errorToErrorCode(std::move(error)).message();
       return failure();
     }
   result.outOnnx =
