@@ -1,10 +1,12 @@
 //===- Activation.cpp - Element-wise math operators on the flat spread ----===//
 //
 // Exp, Log, Sigmoid, Tanh, Sqrt, Reciprocal, Div (operands of one shape),
-// Abs, LeakyRelu and Clip on single tensors. Every operand of one DRAM
-// geometry shares the flat spread (ActivationSpread.h), so each pass loads
-// a block per PE into LM0 (the second Div operand into LM1), runs the
-// operator's MathProgram (MathLib.h) into LM1 and stores it.
+// Abs, LeakyRelu and Clip on single and double tensors (one program per
+// operator, built in the tensor's format), and on half ones through single
+// (E7). Every operand of one DRAM geometry shares the flat spread
+// (ActivationSpread.h), so each pass loads a block per PE into LM0 (the
+// second Div operand into LM1), runs the operator's MathProgram (MathLib.h)
+// into LM1 and stores it.
 //
 // Padding (docs/codegen.md C2): where f(0) is not 0 (Exp, Sigmoid, Log,
 // Reciprocal, Div, a Clip that excludes 0) and the rows are padded, the
@@ -36,25 +38,28 @@ using Ref = MathProgram::Ref;
 constexpr int64_t kPassLongWords = 1024;
 constexpr int64_t kMaskLongWord = 1024;
 
-uint32_t floatBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
-
 bool sameGeometry(const DramForm &a, const DramForm &b) {
   return a.type == b.type && a.shape == b.shape && a.order == b.order &&
          a.groups == b.groups;
 }
 
-std::optional<float> scalarConstant(const KernelRequest &request, size_t i) {
+/// A scalar constant input (a float32 or float64 initializer).
+std::optional<double> scalarConstant(const KernelRequest &request, size_t i) {
   if (!request.hasInput(i))
     return std::nullopt;
   const reference::Tensor *tensor = request.inputs[i].constant;
   if (!tensor || tensor->numElements() != 1 ||
-      tensor->dtype() != reference::DType::Float32)
+      (tensor->dtype() != reference::DType::Float32 &&
+       tensor->dtype() != reference::DType::Float64))
     return std::nullopt;
-  return tensor->data<float>()[0];
+  return tensor->elementAsDouble(0);
+}
+
+/// The format the operator's program computes in: half tensors go
+/// through single (E7).
+DeviceType programType(const KernelRequest &request) {
+  DeviceType type = request.outputs[0].form.type;
+  return type == DeviceType::Half ? DeviceType::Single : type;
 }
 
 struct Plan {
@@ -96,13 +101,13 @@ bool hasPadding(const DramForm &form) {
 /// max(0, c)) is not zero, over padded rows: the elementwise kernel's
 /// immediate would write c into the padding (C2), so they take the
 /// masked path here (E5).
-std::optional<float> paddingScalar(const KernelRequest &request) {
+std::optional<double> paddingScalar(const KernelRequest &request) {
   const std::string &op = request.opType;
   if ((op != "Add" && op != "Sub" && op != "Max" && op != "Min") ||
       request.inputs.size() != 2 || request.outputs.size() != 1 ||
       !hasPadding(request.outputs[0].form))
     return std::nullopt;
-  std::optional<float> c = scalarConstant(request, 1);
+  std::optional<double> c = scalarConstant(request, 1);
   if (!c || (request.inputs[0].form.shape != request.outputs[0].form.shape))
     return std::nullopt;
   bool leaks = op == "Add" || op == "Sub" ? *c != 0
@@ -114,48 +119,55 @@ std::optional<float> paddingScalar(const KernelRequest &request) {
 bool planOperator(const KernelRequest &request, Plan &plan,
                   std::string &whyNot) {
   const std::string &op = request.opType;
+  DeviceType type = programType(request);
   if (std::optional<MathFunction> function = mathFunctionOf(op)) {
-    plan.program = mathFunctionProgram(*function);
+    plan.program = mathFunctionProgram(*function, type);
     plan.inputs = mathFunctionInputs(*function);
     plan.zeroAtZero =
         *function == MathFunction::Tanh || *function == MathFunction::Sqrt;
     plan.variant = mathFunctionName(*function);
     return true;
   }
+  plan.program = MathProgram(type);
   MathProgram &p = plan.program;
+  const VectorFormat &f = p.format();
   Ref x = p.input();
-  if (std::optional<float> c = paddingScalar(request)) {
+  if (std::optional<double> c = paddingScalar(request)) {
     Ref k = p.constant(op == "Sub" ? -*c : *c, Home::First);
     if (op == "Add" || op == "Sub")
-      p.setResult(p.mau("fvadd", {x, k}, Home::Destination));
+      p.setResult(p.mau(f.mau("vadd"), {x, k}, Home::Destination));
     else
-      p.setResult(
-          p.alu(op == "Max" ? "fmax" : "fmin", {x, k}, Home::Destination));
+      p.setResult(p.alu(f.alu(op == "Max" ? "max" : "min"), {x, k},
+                        Home::Destination));
     plan.variant = op + " of a scalar";
     return true;
   }
   if (op == "Abs") {
-    p.setResult(p.alu("iand", {x, p.constantBits(0x7fffffff, Home::First)},
-                      Home::Destination));
+    p.setResult(
+        p.alu(f.integer("and"), {x, p.constantLane(f.magnitudeMask(), Home::First)},
+              Home::Destination));
     plan.zeroAtZero = true;
     plan.variant = "abs";
     return true;
   }
   if (op == "LeakyRelu") {
-    float alpha = request.getFloat("alpha", 0.01f);
+    // The attribute is a float; alpha x in the format (double: alpha
+    // widened exactly, one rounding of the product).
+    double alpha = request.getFloat("alpha", 0.01f);
     Ref scaled =
-        p.mau("fvmul", {x, p.constant(alpha, Home::First)}, Home::Second);
+        p.mau(f.mau("vmul"), {x, p.constant(alpha, Home::First)}, Home::Second);
     if (alpha >= 0 && alpha <= 1) {
-      p.setResult(p.alu("fmax", {x, scaled}, Home::Destination));
+      p.setResult(p.alu(f.alu("max"), {x, scaled}, Home::Destination));
     } else if (alpha > 1) {
-      p.setResult(p.alu("fmin", {x, scaled}, Home::Destination));
+      p.setResult(p.alu(f.alu("min"), {x, scaled}, Home::Destination));
     } else {
       // A negative slope: choose by the sign bit.
-      Ref negative =
-          p.alu("ilsr", {x, p.constantBits(31, Home::Second)}, Home::First);
-      Ref diff = p.alu("ixor", {x, scaled}, Home::Second);
-      diff = p.alu("iand", {diff, negative}, Home::Second);
-      p.setResult(p.alu("ixor", {x, diff}, Home::Destination));
+      Ref negative = p.alu(f.integer("lsr"),
+                           {x, p.constantLane(f.bits() - 1, Home::Second)},
+                           Home::First);
+      Ref diff = p.alu(f.integer("xor"), {x, scaled}, Home::Second);
+      diff = p.alu(f.integer("and"), {diff, negative}, Home::Second);
+      p.setResult(p.alu(f.integer("xor"), {x, diff}, Home::Destination));
     }
     plan.zeroAtZero = true;
     plan.variant = "leaky relu";
@@ -164,11 +176,11 @@ bool planOperator(const KernelRequest &request, Plan &plan,
   if (op == "Clip") {
     // Opset 11 and up: min and max are optional constant inputs; before,
     // attributes. Absent bounds are unbounded.
-    std::optional<float> low, high;
+    std::optional<double> low, high;
     if (request.hasInput(1)) {
       low = scalarConstant(request, 1);
       if (!low) {
-        whyNot = "Clip's min is not a single-precision scalar constant";
+        whyNot = "Clip's min is not a floating-point scalar constant";
         return false;
       }
     } else if (request.hasAttribute("min")) {
@@ -177,7 +189,7 @@ bool planOperator(const KernelRequest &request, Plan &plan,
     if (request.hasInput(2)) {
       high = scalarConstant(request, 2);
       if (!high) {
-        whyNot = "Clip's max is not a single-precision scalar constant";
+        whyNot = "Clip's max is not a floating-point scalar constant";
         return false;
       }
     } else if (request.hasAttribute("max")) {
@@ -185,9 +197,9 @@ bool planOperator(const KernelRequest &request, Plan &plan,
     }
     Ref y = x;
     if (low)
-      y = p.alu("fmax", {y, p.constant(*low, Home::First)}, Home::Second);
+      y = p.alu(f.alu("max"), {y, p.constant(*low, Home::First)}, Home::Second);
     if (high)
-      y = p.alu("fmin", {y, p.constant(*high, Home::First)}, Home::Second);
+      y = p.alu(f.alu("min"), {y, p.constant(*high, Home::First)}, Home::Second);
     if (!low && !high)
       y = p.alu("lpassa", {x}, Home::Second);
     p.setResult(y);
@@ -199,36 +211,50 @@ bool planOperator(const KernelRequest &request, Plan &plan,
   return false;
 }
 
-/// The mask of the row padding over a pass: long word k of PE q covers
-/// row long word (64 k + q) mod R; its lane e is an element while
-/// 2 ((64 k + q) mod R) + e < the row's extent. In: 64 k (LM1); out: all
-/// ones or zero per single (LM0).
-MathProgram paddingMaskProgram(const DramForm &form) {
-  MathProgram p;
-  float rowLongWords = float(form.rowLongWords());
-  float extent = float(form.innerExtent());
+/// The row long word (64 k + q) mod R that long word k of PE q covers, as
+/// a float of the program's format in the destination's slot, from the
+/// input 64 k.
+Ref rowColumn(MathProgram &p, const DramForm &form) {
+  const VectorFormat &f = p.format();
+  double rowLongWords = double(form.rowLongWords());
   Ref k = p.input();
-  Ref pe =
-      p.alu("ior", {p.fixed("$peid"), p.constantBits(0x4b000000, Home::First)},
-            Home::Second);
-  pe = p.mau("fvadd", {pe, -p.constant(8388608.0f, Home::First)}, Home::Second);
-  Ref index = p.mau("fvadd", {k, pe}, Home::Destination);
+  // $peid as a float: its bits in the mantissa of 2^m, less 2^m.
+  double magic = std::ldexp(1.0, int(f.mantissaBits()));
+  Ref pe = p.alu(f.integer("or"),
+                 {p.fixed("$peid"), p.constant(magic, Home::First)},
+                 Home::Second);
+  pe = p.mau(f.mau("vadd"), {pe, -p.constant(magic, Home::First)},
+             Home::Second);
+  Ref index = p.mau(f.mau("vadd"), {k, pe}, Home::Destination);
   // floor((index + 1/2) / R): the half keeps a multiple of R off the
   // rounding boundary (index < 2^17, far inside single precision).
-  Ref t = p.mau("fvfma",
-                {index, p.constant(1.0f / rowLongWords, Home::First),
-                 p.constant(0.5f / rowLongWords, Home::Second)},
+  Ref t = p.mau(f.mau("vfma"),
+                {index, p.constant(1.0 / rowLongWords, Home::First),
+                 p.constant(0.5 / rowLongWords, Home::Second)},
                 Home::First);
-  Ref row = p.alu("ffloor", {t}, Home::Second);
-  Ref column =
-      p.mau("fvfma", {row, -p.constant(rowLongWords, Home::First), index},
-            Home::Destination);
-  Ref lane = p.mau("fvfma",
-                   {column, p.constant(2.0f, Home::First),
-                    p.constantPair(floatBits(-extent), floatBits(1.0f - extent),
-                                   Home::Second)},
+  Ref row = p.alu(f.alu("floor"), {t}, Home::Second);
+  return p.mau(f.mau("vfma"),
+               {row, -p.constant(rowLongWords, Home::First), index},
+               Home::Destination);
+}
+
+/// The mask of the row padding over a pass, in single or double: long
+/// word k of PE q covers row long word (64 k + q) mod R; its lane e is an
+/// element while P ((64 k + q) mod R) + e < the row's extent (P lanes a
+/// long word). In: 64 k (LM1); out: all ones or zero per lane (LM0).
+MathProgram paddingMaskProgram(const DramForm &form, DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
+  double extent = double(form.innerExtent());
+  Ref column = rowColumn(p, form);
+  uint64_t offsets = f.longWord(
+      [&](unsigned lane) { return f.laneOf(double(lane) - extent); });
+  Ref lane = p.mau(f.mau("vfma"),
+                   {column, p.constant(double(f.lanes()), Home::First),
+                    p.constantLongWord(offsets, Home::Second)},
                    Home::First);
-  p.setResult(p.alu("ilsr", {lane, p.constantBits(31, Home::Second)},
+  p.setResult(p.alu(f.integer("lsr"),
+                    {lane, p.constantLane(f.bits() - 1, Home::Second)},
                     Home::Destination));
   return p;
 }
@@ -246,9 +272,8 @@ public:
     if (!isActivation(request.opType) && !paddingScalar(request))
       return false;
     if (request.outputs.size() != 1 ||
-        (request.outputs[0].form.type != DeviceType::Single &&
-         request.outputs[0].form.type != DeviceType::Half)) {
-      whyNot = "only single- and half-precision results";
+        !isFloatingDeviceType(request.outputs[0].form.type)) {
+      whyNot = "only floating-point results";
       return false;
     }
     const DramForm &out = request.outputs[0].form;
@@ -283,6 +308,8 @@ public:
     bool masked = !plan.zeroAtZero && hasPadding(result);
     if (result.type == DeviceType::Half)
       return emitHalf(request, plan, masked, out, description, error);
+    // Single and double: the program in the tensors' format.
+    VectorFormat format(result.type);
     int64_t align = masked ? periodicTableLongWords(result.rowLongWords()) : 4;
     AlignedSpread spread(result, align);
     int64_t pass = spread.passLongWords(kPassLongWords);
@@ -294,7 +321,8 @@ public:
                         {PeMemory::GRF1, 0, peMemoryLongWords(PeMemory::GRF1)}};
     description.generator = name();
     description.variant =
-        plan.variant + ", flat over " + std::to_string(spread.peLongWords()) +
+        plan.variant + (result.type == DeviceType::Double ? " in double" : "") +
+        ", flat over " + std::to_string(spread.peLongWords()) +
         " long words per PE" + (masked ? ", padding masked" : "");
     description.parameters.push_back(
         {"spread", "flat, " + std::to_string(spread.peLongWords()) +
@@ -306,21 +334,17 @@ public:
       out.comment("padding mask: rows of " +
                   std::to_string(result.innerExtent()) + " in " +
                   std::to_string(result.rowLongWords()) + " long words");
-      for (int64_t k = 0; k < pass; ++k) {
-        char payload[24];
-        std::snprintf(payload, sizeof payload, "ui\"0x%08x\"",
-                      floatBits(float(64 * k)));
-        out.step({std::string("imm ") + payload + " " +
-                  peOperand(PeMemory::LM1, Width::Long, 2 * (kMaskLongWord + k),
-                            0)});
-      }
+      for (int64_t k = 0; k < pass; ++k)
+        emitLongWordConstant(out, PeMemory::LM1, kMaskLongWord + k,
+                             format.splat(double(64 * k)));
       out.nop();
-      if (!paddingMaskProgram(result).emit(
-              out, {{PeMemory::LM1, kMaskLongWord, pass}},
-              {PeMemory::LM0, kMaskLongWord, pass}, scratch, error))
+      if (!paddingMaskProgram(result, result.type)
+               .emit(out, {{PeMemory::LM1, kMaskLongWord, pass}},
+                     {PeMemory::LM0, kMaskLongWord, pass}, scratch, error))
         return false;
       Ref value{program.result()};
-      program.setResult(program.alu("iand", {value, program.input(plan.inputs)},
+      program.setResult(program.alu(format.integer("and"),
+                                    {value, program.input(plan.inputs)},
                                     Home::Destination));
     }
 
@@ -353,21 +377,7 @@ public:
 MathProgram halfPaddingMaskProgram(const DramForm &form) {
   using Home = MathProgram::Home;
   MathProgram p;
-  float rowLongWords = float(form.rowLongWords());
-  Ref k = p.input();
-  Ref pe =
-      p.alu("ior", {p.fixed("$peid"), p.constantBits(0x4b000000, Home::First)},
-            Home::Second);
-  pe = p.mau("fvadd", {pe, -p.constant(8388608.0f, Home::First)}, Home::Second);
-  Ref index = p.mau("fvadd", {k, pe}, Home::Destination);
-  Ref t = p.mau("fvfma",
-                {index, p.constant(1.0f / rowLongWords, Home::First),
-                 p.constant(0.5f / rowLongWords, Home::Second)},
-                Home::First);
-  Ref row = p.alu("ffloor", {t}, Home::Second);
-  Ref column =
-      p.mau("fvfma", {row, -p.constant(rowLongWords, Home::First), index},
-            Home::Destination);
+  Ref column = rowColumn(p, form);
   // Elements in the long word: E - 4 column, clamped to [0, 4].
   Ref count = p.mau("fvfma",
                     {column, p.constant(-4.0f, Home::First),
@@ -416,13 +426,9 @@ bool ActivationGenerator::emitHalf(const KernelRequest &request,
                         (masked ? ", padding masked" : "");
   constexpr int64_t kHalfMask = 1536;
   if (masked) {
-    for (int64_t k = 0; k < pass; ++k) {
-      char payload[24];
-      std::snprintf(payload, sizeof payload, "ui\"0x%08x\"",
-                    floatBits(float(64 * k)));
-      out.step({std::string("imm ") + payload + " " +
-                peOperand(PeMemory::LM1, Width::Long, 2 * (1024 + k), 0)});
-    }
+    for (int64_t k = 0; k < pass; ++k)
+      emitLongWordConstant(out, PeMemory::LM1, 1024 + k,
+                           VectorFormat(DeviceType::Single).splat(64.0 * k));
     out.nop();
     if (!halfPaddingMaskProgram(result).emit(out, {{PeMemory::LM1, 1024, pass}},
                                              {PeMemory::LM0, 1024, pass},

@@ -23,6 +23,8 @@
 
 #include "MathLib.h"
 
+#include "mncc/emu/Numerics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -62,6 +64,18 @@ char integerPrecision(DeviceType type) {
 }
 
 } // namespace
+
+unsigned VectorFormat::mantissaBits() const {
+  return Type == DeviceType::Half     ? emu::Half::ManBits
+         : Type == DeviceType::Double ? emu::Double::ManBits
+                                      : emu::Single::ManBits;
+}
+
+int VectorFormat::exponentBias() const {
+  return Type == DeviceType::Half     ? emu::Half::Bias
+         : Type == DeviceType::Double ? emu::Double::Bias
+                                      : emu::Single::Bias;
+}
 
 std::string VectorFormat::alu(std::string_view name) const {
   return floatPrecision(Type) + std::string(name);
@@ -209,8 +223,8 @@ Ref MathProgram::fixed(const std::string &name) {
 }
 
 Ref MathProgram::constantLane(uint64_t bits, Home home) {
-  uint64_t word = Format.longWord([bits](unsigned) { return bits; });
-  return constantPair(uint32_t(word >> 32), uint32_t(word), home);
+  return constantLongWord(Format.longWord([bits](unsigned) { return bits; }),
+                          home);
 }
 
 Ref MathProgram::constant(double value, Home home) {
@@ -773,6 +787,14 @@ bool MathProgram::emit(VsmWriter &out, const std::vector<PeBlock> &sources,
 //===----------------------------------------------------------------------===//
 // The functions
 //===----------------------------------------------------------------------===//
+//
+// One program per function for both formats, parameterised by the
+// program's VectorFormat: the lane constants, the opcodes, the clamps, the
+// polynomials and the Newton steps come from the format. Where a double
+// constant cannot live in T (imm writes T with one word repeated) the
+// value goes to another home, and the homes around it move so that no
+// expression reads one memory twice at different words (docs/codegen.md
+// M1, M8).
 
 namespace {
 
@@ -780,274 +802,448 @@ constexpr Home kFirst = Home::First;
 constexpr Home kSecond = Home::Second;
 constexpr Home kDest = Home::Destination;
 
-/// 1.5 * 2^23: adding it rounds a single to an integer held in the low
-/// mantissa bits.
-constexpr float kRoundingMagic = 12582912.0f;
-constexpr uint32_t kAbsMask = 0x7fffffffu;
-constexpr uint32_t kSignBit = 0x80000000u;
-constexpr uint32_t kInfinity = 0x7f800000u;
-constexpr uint32_t kLargest = 0x7f7fffffu;
-constexpr uint32_t kSmallest = 0x00800000u;
+bool isWideFormat(const VectorFormat &f) {
+  return f.type() == DeviceType::Double;
+}
+bool isWide(const MathProgram &p) { return isWideFormat(p.format()); }
 
-/// ln 2 split so that k * hi is exact for the |k| <= 128 of a reduction.
-float ln2High() { return float(M_LN2); }
-float ln2Low() { return float(M_LN2 - double(ln2High())); }
+/// Singles' bit patterns as values (coefficients rounded to single).
+std::vector<double> singles(std::initializer_list<uint32_t> bits) {
+  std::vector<double> values;
+  for (uint32_t b : bits) {
+    float value;
+    std::memcpy(&value, &b, sizeof value);
+    values.push_back(value);
+  }
+  return values;
+}
 
-// Minimax coefficients (Remez on the relative error, rounded to single;
-// docs/codegen.md M3), lowest degree first.
-/// e^r on [-ln2/2, ln2/2], degree 6.
-constexpr uint32_t kExpCoefficients[] = {0x3f800000, 0x3f800000, 0x3efffffd,
-                                         0x3e2aaa04, 0x3d2aac50, 0x3c093706,
-                                         0x3ab55c3f};
-/// log(1 + f) / f on [sqrt(1/2) - 1, sqrt(2) - 1], degree 9, without its
-/// constant term 1: log(1 + f) = f + f^2 Q(f), Q of degree 8.
-constexpr uint32_t kLogCoefficients[] = {0xbefffffc, 0x3eaaaaa8, 0xbe800214,
-                                         0x3e4cd1f6, 0xbe2a1387, 0x3e1138d4,
-                                         0xbe079cf4, 0x3e0424d3, 0xbd9c149b};
-/// (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2], degree 4.
-constexpr uint32_t kExpm1Coefficients[] = {0x3f000000, 0x3e2aaa6e, 0x3d2aaadd,
-                                           0x3c0905ea, 0x3ab63518};
-/// 1 / d on [1, 2], degree 2 (relative error 1 %).
-constexpr uint32_t kReciprocalCoefficients[] = {0x4007c1f0, 0xbfba2e8c,
-                                                0x3ea57eb5};
+/// 1.5 * 2^m (m mantissa bits): adding it rounds a value to an integer
+/// held in the low mantissa bits.
+double roundingMagic(const VectorFormat &f) {
+  return 1.5 * std::ldexp(1.0, int(f.mantissaBits()));
+}
+
+/// ln 2 split so that y - k ln2_hi is exact for the k of a reduction:
+/// single, hi rounded to single (k of 8 bits: the MAU's product of k and
+/// hi is exact); double, hi rounded to double (y - k hi is a multiple of
+/// 2^-53 under 1/2 in magnitude).
+double ln2High(const VectorFormat &f) {
+  return f.type() == DeviceType::Double ? 0x1.62e42fefa39efp-1
+                                        : double(float(M_LN2));
+}
+double ln2Low(const VectorFormat &f) {
+  return f.type() == DeviceType::Double
+             ? 0x1.abc9e3b39803fp-56
+             : double(float(M_LN2 - double(float(M_LN2))));
+}
+
+// Minimax coefficients (Remez on the relative error; docs/codegen.md M3,
+// M8), lowest degree first, rounded to the format.
+/// e^r on [-ln2/2, ln2/2]: single degree 6; double 1 + r + r^2 q(r), q of
+/// degree 10 (the expm1 polynomial below), degree 12.
+std::vector<double> expCoefficients(const VectorFormat &f) {
+  if (f.type() != DeviceType::Double)
+    return singles({0x3f800000, 0x3f800000, 0x3efffffd, 0x3e2aaa04, 0x3d2aac50,
+                    0x3c093706, 0x3ab55c3f});
+  return {1.0,
+          1.0,
+          0x1.0000000000000p-1,
+          0x1.5555555555557p-3,
+          0x1.555555555554ep-5,
+          0x1.11111111100dep-7,
+          0x1.6c16c16c1a0aap-10,
+          0x1.a01a01abe80cdp-13,
+          0x1.a01a0190560c7p-16,
+          0x1.71de022e8bd6dp-19,
+          0x1.27e510e5aef56p-22,
+          0x1.af4df46f64071p-26,
+          0x1.1f19ff46df489p-29};
+}
+/// (e^r - 1 - r) / r^2 on [-ln2/2, ln2/2]: single degree 4; double degree
+/// 10 (relative error 2^-58.4).
+std::vector<double> expm1Coefficients(const VectorFormat &f) {
+  if (f.type() != DeviceType::Double)
+    return singles({0x3f000000, 0x3e2aaa6e, 0x3d2aaadd, 0x3c0905ea, 0x3ab63518});
+  std::vector<double> e = expCoefficients(f);
+  return std::vector<double>(e.begin() + 2, e.end());
+}
+/// log(1 + f) / f on [sqrt(1/2) - 1, sqrt(2) - 1], single: degree 9,
+/// without its constant term 1: log(1 + f) = f + f^2 Q(f), Q of degree 8.
+std::vector<double> logCoefficients() {
+  return singles({0xbefffffc, 0x3eaaaaa8, 0xbe800214, 0x3e4cd1f6, 0xbe2a1387,
+                  0x3e1138d4, 0xbe079cf4, 0x3e0424d3, 0xbd9c149b});
+}
+/// Double: (2 atanh(s) - 2 s) / s^3 as a polynomial in z = s^2 on [0,
+/// 0.02944] (s = f / (2 + f)), degree 6 (relative error 2^-51).
+const std::vector<double> kLogAtanhCoefficients = {
+    0x1.5555555555558p-1, 0x1.999999999529cp-2, 0x1.2492492df841cp-2,
+    0x1.c71c62dd6bf9ep-3, 0x1.7462b6c84ba0dp-3, 0x1.39fe1f2e7f8aep-3,
+    0x1.2b5b3cc208526p-3};
+/// 1 / d on [1, 2], the start of the Newton steps: single degree 2 (1 %),
+/// double degree 3 (2^-9.2).
+std::vector<double> reciprocalCoefficients(const VectorFormat &f) {
+  if (f.type() != DeviceType::Double)
+    return singles({0x4007c1f0, 0xbfba2e8c, 0x3ea57eb5});
+  return {0x1.6a09c2c5e0f16p+1, -0x1.783c56f5cba58p+1, 0x1.54bde47e00e33p+0,
+          -0x1.c65285fd56843p-3};
+}
+/// Double: 1 / d on [1 + sqrt(1/2), 1 + sqrt(2)] (log's 2 + f), degree 2
+/// (2^-9.6).
+const std::vector<double> kLogDivisorCoefficients = {
+    0x1.7a4e363ab197dp+0, -0x1.71e35d67821b5p-1, 0x1.dea87230ad3f4p-4};
+
+/// Newton steps y += y (1 - d y), each doubling the correct bits, from
+/// `startBits` to two bits past the format's significand: single 3 from
+/// rsqrt's 5 bits (40), 2 from 6.6 (26); double 4 from 5 (80), 3 from 9.2
+/// (73).
+int newtonSteps(const VectorFormat &f, double startBits) {
+  double need = double(f.mantissaBits() + 3);
+  int steps = 0;
+  for (double bits = startBits; bits < need; bits *= 2)
+    ++steps;
+  return steps;
+}
 
 /// Horner in the reduced argument `r` (kept in the destination's slot, so
 /// that the first step can read two constants), into the first block.
-template <size_t N>
-Ref horner(MathProgram &p, Ref r, const uint32_t (&coefficients)[N]) {
-  Ref acc = p.mau("fvfma",
-                  {r, p.constantBits(coefficients[N - 1], kFirst),
-                   p.constantBits(coefficients[N - 2], kSecond)},
+Ref horner(MathProgram &p, Ref r, const std::vector<double> &coefficients) {
+  const std::string fma = p.format().mau("vfma");
+  size_t n = coefficients.size();
+  Ref acc = p.mau(fma,
+                  {r, p.constant(coefficients[n - 1], kFirst),
+                   p.constant(coefficients[n - 2], kSecond)},
                   kFirst);
-  for (size_t i = N - 2; i-- > 0;)
-    acc = p.mau("fvfma", {acc, r, p.constantBits(coefficients[i], kSecond)},
-                kFirst);
+  for (size_t i = n - 2; i-- > 0;)
+    acc = p.mau(fma, {acc, r, p.constant(coefficients[i], kSecond)}, kFirst);
   return acc;
 }
 
 /// Reduction for e^y, y = -scaledInput when negateInput: returns r (in the
-/// destination's slot) and the integer k << 23 (in the second block), with
-/// y = k ln2 + r.
+/// destination's slot) and the integer k << m (in the second block), with
+/// y = k ln2 + r. y is in the second block (single) or the destination's
+/// slot (double: the rounding constant takes the second block's port,
+/// T holding no double).
 struct Reduced {
   Ref r;
   Ref kShifted;
 };
 Reduced reduceForExp(MathProgram &p, Ref y, bool negateInput) {
-  Ref magic = p.constant(kRoundingMagic, Home::T);
-  Ref log2e = p.constant(float(M_LOG2E), kFirst);
-  Ref t = p.mau("fvfma", {y, negateInput ? -log2e : log2e, magic}, kFirst);
-  Ref k = p.mau("fvadd", {t, -magic}, kDest);
-  Ref kShifted = p.alu("ilsl", {t, p.constantBits(23, kSecond)}, kSecond);
-  Ref u =
-      p.mau("fvfma", {k, -p.constant(ln2High(), kFirst), negateInput ? -y : y},
-            kSecond);
-  Ref r = p.mau("fvfma", {k, -p.constant(ln2Low(), kFirst), u}, kDest);
+  const VectorFormat &f = p.format();
+  bool wide = isWide(p);
+  Ref magic = p.constant(roundingMagic(f), wide ? kSecond : Home::T);
+  Ref log2e = p.constant(M_LOG2E, kFirst);
+  Ref t = p.mau(f.mau("vfma"), {y, negateInput ? -log2e : log2e, magic},
+                kFirst);
+  Ref k = p.mau(f.mau("vadd"), {t, -magic}, wide ? kSecond : kDest);
+  Ref kShifted = p.alu(f.integer("lsl"),
+                       {t, p.constantLane(f.mantissaBits(), kSecond)}, kSecond);
+  Ref u = p.mau(f.mau("vfma"),
+                {k, -p.constant(ln2High(f), kFirst), negateInput ? -y : y},
+                wide ? kDest : kSecond);
+  Ref r = p.mau(f.mau("vfma"), {k, -p.constant(ln2Low(f), kFirst), u}, kDest);
   return {r, kShifted};
 }
 
-/// 1 / d for d in [1, 2] held in the destination's slot: a quadratic
-/// start, then two Newton steps y += y (1 - d y). Result in the first
-/// block.
-Ref reciprocalOneToTwo(MathProgram &p, Ref d) {
-  Ref y = p.mau("fvfma",
-                {d, p.constantBits(kReciprocalCoefficients[2], kFirst),
-                 p.constantBits(kReciprocalCoefficients[1], kSecond)},
-                kFirst);
-  y = p.mau("fvfma",
-            {y, d, p.constantBits(kReciprocalCoefficients[0], kSecond)},
-            kFirst);
-  Ref one = p.constant(1.0f, kSecond);
-  for (int i = 0; i < 2; ++i) {
-    Ref e = p.mau("fvfma", {-d, y, one}, kSecond);
-    y = p.mau("fvfma", {y, e, y}, kFirst);
+/// 1 / d for d held in the destination's slot, in the interval of
+/// `coefficients` (correct to `startBits`): the polynomial, then Newton
+/// steps y += y (1 - d y). Result in the first block.
+Ref reciprocalNewton(MathProgram &p, Ref d,
+                     const std::vector<double> &coefficients,
+                     double startBits) {
+  const std::string fma = p.format().mau("vfma");
+  Ref y = horner(p, d, coefficients);
+  Ref one = p.constant(1.0, kSecond);
+  for (int i = newtonSteps(p.format(), startBits); i > 0; --i) {
+    Ref e = p.mau(fma, {-d, y, one}, kSecond);
+    y = p.mau(fma, {y, e, y}, kFirst);
   }
   return y;
 }
+Ref reciprocalOneToTwo(MathProgram &p, Ref d) {
+  bool wide = isWide(p);
+  return reciprocalNewton(p, d, reciprocalCoefficients(p.format()),
+                          wide ? 9.17 : 6.6);
+}
 
-MathProgram expProgram() {
-  MathProgram p;
+/// Exp's clamps (M2): below the low one the result is under the smallest
+/// normal, above the high one over the largest; there k stays in
+/// [1 - bias, bias + 1] and the exponent arithmetic gives 0 and infinity.
+double expLow(const VectorFormat &f) { return isWideFormat(f) ? -708.5 : -87.5; }
+double expHigh(const VectorFormat &f) { return isWideFormat(f) ? 710.0 : 88.75; }
+
+MathProgram expProgram(DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
   Ref x = p.input();
-  // Below -87.5 the result is under the smallest normal, above 88.75 it is
-  // over the largest: clamped there, k stays in [-126, 128] and the
-  // exponent arithmetic gives 0 and infinity (M2).
-  Ref xa = p.alu("fmax", {x, p.constant(-87.5f, kFirst)}, kSecond);
-  Ref xc = p.alu("fmin", {xa, p.constant(88.75f, kFirst)}, kSecond);
+  Ref xa = p.alu(f.alu("max"), {x, p.constant(expLow(f), kFirst)}, kSecond);
+  Ref xc = p.alu(f.alu("min"), {xa, p.constant(expHigh(f), kFirst)},
+                 isWide(p) ? kDest : kSecond);
   Reduced red = reduceForExp(p, xc, false);
-  Ref poly = horner(p, red.r, kExpCoefficients);
+  Ref poly = horner(p, red.r, expCoefficients(f));
   // 2^k by adding k to the exponent field; an exponent that leaves the
   // range is turned into 0 or infinity by the normalising pass.
-  Ref scaled = p.alu("iadd", {poly, red.kShifted}, kSecond);
-  p.setResult(p.mau("fvpassa", {scaled}, kDest));
+  Ref scaled = p.alu(f.integer("add"), {poly, red.kShifted}, kSecond);
+  p.setResult(p.mau(f.mau("vpassa"), {scaled}, kDest));
   return p;
 }
 
-MathProgram logProgram() {
-  MathProgram p;
-  Ref x = p.input();
-  // No NaN on the device: a negative input reads as zero (M2).
-  Ref xc = p.alu("fmax", {p.constantBits(0, kFirst), x}, kSecond);
-  Ref xs = p.alu("fmax", {xc, p.constantBits(kSmallest, kFirst)}, kSecond);
-  xs = p.alu("fmin", {xs, p.constantBits(kLargest, kFirst)}, kSecond);
+/// Log's input: no NaN on the device, a negative input reads as zero
+/// (M2); xc = max(0, x) in the second block, and xs, xc clamped to the
+/// finite normals, in the second block.
+struct LogInput {
+  Ref xc, xs;
+};
+LogInput logInput(MathProgram &p) {
+  const VectorFormat &f = p.format();
+  Ref xc = p.alu(f.alu("max"), {p.constantLane(0, kFirst), p.input()}, kSecond);
+  Ref xs = p.alu(f.alu("max"), {xc, p.constantLane(f.smallest(), kFirst)},
+                 kSecond);
+  xs = p.alu(f.alu("min"), {xs, p.constantLane(f.largest(), kFirst)}, kSecond);
+  return {xc, xs};
+}
+
+/// Infinity gives +infinity and zero -infinity: y (second block) patched
+/// by max with (xc == inf ? +inf : -inf) and min with (xc == 0 ? -inf :
+/// +inf), into the destination.
+Ref logSpecialValues(MathProgram &p, Ref y, Ref xc) {
+  const VectorFormat &f = p.format();
+  Ref infinity2 = p.constantLane(f.infinity(), kSecond);
+  Ref sign2 = p.constantLane(f.signBit(), kSecond);
+  Ref s = p.alu(f.integer("sub"), {xc, p.constantLane(f.infinity(), kFirst)},
+                kFirst);
+  s = p.alu(f.integer("and"), {s, sign2}, kFirst);
+  s = p.alu(f.integer("or"), {s, infinity2}, kFirst);
+  y = p.alu(f.alu("max"), {y, s}, kSecond);
+  Ref z = p.alu(f.integer("sub"), {xc, p.constantLane(1, kFirst)}, kFirst);
+  z = p.alu(f.integer("and"), {z, sign2}, kFirst);
+  z = p.alu(f.integer("or"), {z, infinity2}, kFirst);
+  return p.alu(f.alu("min"), {y, z}, kDest);
+}
+
+MathProgram logProgram(DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
+  bool wide = isWide(p);
+  LogInput in = logInput(p);
   // x = 2^e m with m in [sqrt(1/2), sqrt(2)).
-  Ref ix = p.alu("isub", {xs, p.constantBits(0x3f3504f3, kFirst)}, kFirst);
-  Ref shift = p.constantBits(23, kSecond);
-  Ref e = p.alu("ilsr", {ix, shift}, kFirst);
-  Ref eShifted = p.alu("ilsl", {e, shift}, kFirst);
-  Ref m = p.alu("isub", {xs, eShifted}, kDest);
-  Ref eMagic = p.alu("iadd", {e, p.constantBits(0x4b400000, kSecond)}, kSecond);
-  Ref ef =
-      p.mau("fvadd", {eMagic, -p.constant(kRoundingMagic, Home::T)}, kFirst);
-  Ref f = p.mau("fvadd", {m, -p.constant(1.0f, kSecond)}, kDest);
-  // f + f (f Q(f)): the last rounding is of a sum whose largest term, f,
-  // is exact.
-  Ref poly = horner(p, f, kLogCoefficients);
-  Ref fq = p.mau("fvmul", {poly, f}, kSecond);
-  Ref logM = p.mau("fvfma", {fq, f, f}, kDest);
-  Ref y =
-      p.mau("fvfma", {ef, p.constant(float(M_LN2), kSecond), logM}, kSecond);
-  // Infinity gives +infinity: max with (xc == inf ? +inf : -inf).
-  Ref infinity2 = p.constantBits(kInfinity, kSecond);
-  Ref sign2 = p.constantBits(kSignBit, kSecond);
-  Ref s = p.alu("isub", {xc, p.constantBits(kInfinity, kFirst)}, kFirst);
-  s = p.alu("iand", {s, sign2}, kFirst);
-  s = p.alu("ior", {s, infinity2}, kFirst);
-  y = p.alu("fmax", {y, s}, kSecond);
-  // Zero gives -infinity: min with (xc == 0 ? -inf : +inf).
-  Ref z = p.alu("isub", {xc, p.constantBits(1, kFirst)}, kFirst);
-  z = p.alu("iand", {z, sign2}, kFirst);
-  z = p.alu("ior", {z, infinity2}, kFirst);
-  p.setResult(p.alu("fmin", {y, z}, kDest));
+  Ref ix = p.alu(f.integer("sub"),
+                 {in.xs, p.constant(std::sqrt(0.5), kFirst)}, kFirst);
+  Ref shift = p.constantLane(f.mantissaBits(), kSecond);
+  Ref e = p.alu(f.integer("lsr"), {ix, shift}, kFirst);
+  Ref eShifted = p.alu(f.integer("lsl"), {e, shift}, kFirst);
+  Ref m = p.alu(f.integer("sub"), {in.xs, eShifted}, kDest);
+  Ref magic = p.constant(roundingMagic(f), wide ? kFirst : Home::T);
+  Ref eMagic = p.alu(f.integer("add"), {e, p.constant(roundingMagic(f), kSecond)},
+                     kSecond);
+  Ref ef = p.mau(f.mau("vadd"), {eMagic, -magic}, kFirst);
+  if (!wide) {
+    Ref fm = p.mau("fvadd", {m, -p.constant(1.0, kSecond)}, kDest);
+    // f + f (f Q(f)): the last rounding is of a sum whose largest term, f,
+    // is exact.
+    Ref poly = horner(p, fm, logCoefficients());
+    Ref fq = p.mau("fvmul", {poly, fm}, kSecond);
+    Ref logM = p.mau("fvfma", {fq, fm, fm}, kDest);
+    Ref y = p.mau("fvfma", {ef, p.constant(M_LN2, kSecond), logM}, kSecond);
+    p.setResult(logSpecialValues(p, y, in.xc));
+    return p;
+  }
+  // Double: log(1 + f) = f - (f^2/2 - s (f^2/2 + R)), s = f / (2 + f),
+  // R = z P(z), z = s^2 (2 atanh s = 2 s + s R, and 2 s = f - s f): f
+  // is exact and s only enters a term under f^2 / 4, so the division's
+  // rounding costs a small fraction of an ulp (M8).
+  std::string add = f.mau("vadd"), mul = f.mau("vmul"), fma = f.mau("vfma");
+  Ref fm = p.mau(add, {m, -p.constant(1.0, kSecond)}, kSecond);
+  Ref d = p.mau(add, {fm, p.constant(2.0, kFirst)}, kDest);
+  Ref y = reciprocalNewton(p, d, kLogDivisorCoefficients, 9.59);
+  Ref s = p.mau(mul, {fm, y}, kFirst);
+  Ref z = p.mau(mul, {s, s}, kDest);
+  Ref poly = horner(p, z, kLogAtanhCoefficients);
+  Ref r = p.mau(mul, {z, poly}, kSecond);
+  // f / 2 by decrementing the exponent (exact; zero stays zero).
+  Ref h = p.alu(f.alu("lrelud"), {p.constant(-1.0, kFirst), fm}, kDest);
+  Ref hfsq = p.mau(mul, {h, fm}, kFirst);
+  Ref t1 = p.mau(add, {hfsq, r}, kDest);
+  Ref elo = p.mau(mul, {ef, p.constant(ln2Low(f), kSecond)}, kSecond);
+  Ref u = p.mau(fma, {s, t1, elo}, kSecond);
+  Ref v = p.mau(add, {hfsq, -u}, kDest);
+  Ref w = p.mau(add, {v, -fm}, kDest);
+  // e ln2_hi exact (e of 11 bits), one rounding of the sum.
+  Ref result =
+      p.mau(fma, {ef, p.constant(ln2High(f), kSecond), -w}, kSecond);
+  p.setResult(logSpecialValues(p, result, in.xc));
   return p;
 }
 
-/// 1 / d into the second block (for Reciprocal and Divide).
-Ref reciprocalGeneral(MathProgram &p, Ref d) {
-  Ref ad = p.alu("iand", {d, p.constantBits(kAbsMask, kFirst)}, kSecond);
-  Ref sign = p.alu("ixor", {d, ad}, kFirst);
+/// 1 / |d| (second block), d's sign bit (first block) and |d| (second
+/// block), for Reciprocal and Divide.
+struct Reciprocal {
+  Ref magnitude, sign, absolute;
+};
+Reciprocal reciprocalGeneral(MathProgram &p, Ref d) {
+  const VectorFormat &f = p.format();
+  Ref ad = p.alu(f.integer("and"), {d, p.constantLane(f.magnitudeMask(), kFirst)},
+                 kSecond);
+  Ref sign = p.alu(f.integer("xor"), {d, ad}, kFirst);
   // |d| in [smallest, largest], so that the Newton steps see no zero or
   // infinity; zero is put back below, and 1 / |d| under the smallest
   // normal flushes to zero by itself (M4).
-  Ref ac = p.alu("fmin", {ad, p.constantBits(kLargest, kFirst)}, kSecond);
-  ac = p.alu("fmax", {ac, p.constantBits(kSmallest, kFirst)}, kDest);
-  // rsqrt is good to about 5 bits (manual 3.6.9): squared, then three
-  // Newton steps, 5 -> 10 -> 20 -> 40 bits.
-  Ref a = p.alu("frsqrt", {ac}, kFirst);
-  Ref y = p.mau("fvmul", {a, a}, kFirst);
-  Ref one = p.constant(1.0f, kSecond);
-  for (int i = 0; i < 3; ++i) {
-    Ref e = p.mau("fvfma", {-ac, y, one}, kSecond);
-    y = p.mau("fvfma", {y, e, y}, kFirst);
+  Ref ac = p.alu(f.alu("min"), {ad, p.constantLane(f.largest(), kFirst)},
+                 kSecond);
+  ac = p.alu(f.alu("max"), {ac, p.constantLane(f.smallest(), kFirst)}, kDest);
+  // rsqrt is good to about 5 bits (manual 3.6.9): squared, then Newton
+  // steps, 5 -> 10 -> 20 -> 40 (-> 80 in double) bits.
+  Ref a = p.alu(f.alu("rsqrt"), {ac}, kFirst);
+  Ref y = p.mau(f.mau("vmul"), {a, a}, kFirst);
+  Ref one = p.constant(1.0, kSecond);
+  for (int i = newtonSteps(f, 5); i > 0; --i) {
+    Ref e = p.mau(f.mau("vfma"), {-ac, y, one}, kSecond);
+    y = p.mau(f.mau("vfma"), {y, e, y}, kFirst);
   }
   // d == 0: max with (|d| == 0 ? +inf : -0).
-  Ref negated = p.alu("isub", {p.constantBits(0, kFirst), ad}, kFirst);
-  Ref patch =
-      p.alu("frelu", {negated, p.constantBits(kInfinity, kSecond)}, kSecond);
-  Ref magnitude = p.alu("fmax", {y, patch}, kSecond);
-  return p.alu("ior", {magnitude, sign}, kSecond);
+  Ref negated = p.alu(f.integer("sub"), {p.constantLane(0, kFirst), ad}, kFirst);
+  Ref patch = p.alu(f.alu("relu"),
+                    {negated, p.constantLane(f.infinity(), kSecond)}, kSecond);
+  return {p.alu(f.alu("max"), {y, patch}, kSecond), sign, ad};
 }
 
-MathProgram reciprocalProgram() {
-  MathProgram p;
-  Ref y = reciprocalGeneral(p, p.input());
-  p.setResult(y);
+MathProgram reciprocalProgram(DeviceType type) {
+  MathProgram p(type);
+  Reciprocal y = reciprocalGeneral(p, p.input());
+  p.setResult(p.alu(p.format().integer("or"), {y.magnitude, y.sign}, kSecond));
   return p;
 }
 
-MathProgram divideProgram() {
-  MathProgram p;
+MathProgram divideProgram(DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
   // The denominator first: it may be the destination (in place).
-  Ref y = reciprocalGeneral(p, p.input(1));
-  p.setResult(p.mau("fvmul", {p.input(0), y}, kDest));
-  return p;
-}
-
-MathProgram sqrtProgram() {
-  MathProgram p;
-  Ref x = p.input();
-  Ref xc = p.alu("fmax", {p.constantBits(0, kFirst), x}, kSecond);
-  Ref xs = p.alu("fmax", {xc, p.constantBits(kSmallest, kFirst)}, kSecond);
-  xs = p.alu("fmin", {xs, p.constantBits(kLargest, kFirst)}, kSecond);
-  // Goldschmidt from rsqrt: g -> sqrt(x), h -> 1 / (2 sqrt(x)), three
-  // steps from 5 bits, then one correction of g.
-  Ref y = p.alu("frsqrt", {xs}, kFirst);
-  Ref g = p.mau("fvmul", {xs, y}, kDest);
-  Ref h = p.mau("fvmul", {y, p.constant(0.5f, kSecond)}, kFirst);
-  Ref half = p.constant(0.5f, Home::T);
-  for (int i = 0; i < 3; ++i) {
-    Ref r = p.mau("fvfma", {-g, h, half}, kSecond);
-    g = p.mau("fvfma", {g, r, g}, kDest);
-    h = p.mau("fvfma", {h, r, h}, kFirst);
+  Reciprocal y = reciprocalGeneral(p, p.input(1));
+  if (!isWide(p)) {
+    Ref signed_ = p.alu("ior", {y.magnitude, y.sign}, kSecond);
+    p.setResult(p.mau("fvmul", {p.input(0), signed_}, kDest));
+    return p;
   }
-  Ref d = p.mau("fvfma", {-g, g, xs}, kSecond);
-  g = p.mau("fvfma", {d, h, g}, kDest);
-  // Zero (and negative) inputs give +0: and with (xc > 0 ? ~0 : 0).
-  Ref negated = p.alu("isub", {p.constantBits(0, kFirst), xc}, kFirst);
-  Ref keep = p.alu("ilsr", {negated, p.constantBits(31, kSecond)}, kFirst);
-  Ref finite = p.alu("iand", {g, keep}, kSecond);
-  // Infinity gives infinity: max with (xc == inf ? +inf : -0).
-  Ref s = p.alu("isub", {xc, p.constantBits(kInfinity, kFirst)}, kFirst);
-  Ref patch = p.alu("frelu", {s, p.constantBits(kInfinity, kSecond)}, kFirst);
-  p.setResult(p.alu("fmax", {finite, patch}, kDest));
+  // Double: q = |x| / |d| corrected once, q + (|x| - q |d|) / |d|, in
+  // magnitudes (an overflowing q stays +inf: the sum of opposite
+  // infinities is +inf), then the sign of x xor d (M8).
+  Ref x = p.input(0);
+  Ref ax = p.alu(f.integer("and"),
+                 {x, p.constantLane(f.magnitudeMask(), kFirst)}, kDest);
+  Ref sx = p.alu(f.integer("xor"), {x, ax}, kSecond);
+  Ref sign = p.alu(f.integer("xor"), {sx, y.sign}, kSecond);
+  Ref q = p.mau(f.mau("vmul"), {ax, y.magnitude}, kFirst);
+  Ref rem = p.mau(f.mau("vfma"), {-q, y.absolute, ax}, kDest);
+  q = p.mau(f.mau("vfma"), {rem, y.magnitude, q}, kFirst);
+  p.setResult(p.alu(f.integer("or"), {q, sign}, kDest));
   return p;
 }
 
-MathProgram tanhProgram() {
-  MathProgram p;
+MathProgram sqrtProgram(DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
+  std::string fma = f.mau("vfma");
+  LogInput in = logInput(p);
+  // Goldschmidt from rsqrt: g -> sqrt(x), h -> 1 / (2 sqrt(x)), three
+  // steps (four in double) from 5 bits, then one correction of g.
+  Ref y = p.alu(f.alu("rsqrt"), {in.xs}, kFirst);
+  Ref g = p.mau(f.mau("vmul"), {in.xs, y}, kDest);
+  Ref h = p.mau(f.mau("vmul"), {y, p.constant(0.5, kSecond)}, kFirst);
+  Ref half = p.constant(0.5, isWide(p) ? kSecond : Home::T);
+  for (int i = newtonSteps(f, 5); i > 0; --i) {
+    Ref r = p.mau(fma, {-g, h, half}, kSecond);
+    g = p.mau(fma, {g, r, g}, kDest);
+    h = p.mau(fma, {h, r, h}, kFirst);
+  }
+  Ref d = p.mau(fma, {-g, g, in.xs}, kSecond);
+  g = p.mau(fma, {d, h, g}, kDest);
+  // Zero (and negative) inputs give +0: and with (xc > 0 ? ~0 : 0).
+  Ref negated =
+      p.alu(f.integer("sub"), {p.constantLane(0, kFirst), in.xc}, kFirst);
+  Ref keep = p.alu(f.integer("lsr"),
+                   {negated, p.constantLane(f.bits() - 1, kSecond)}, kFirst);
+  Ref finite = p.alu(f.integer("and"), {g, keep}, kSecond);
+  // Infinity gives infinity: max with (xc == inf ? +inf : -0).
+  Ref s = p.alu(f.integer("sub"), {in.xc, p.constantLane(f.infinity(), kFirst)},
+                kFirst);
+  Ref patch =
+      p.alu(f.alu("relu"), {s, p.constantLane(f.infinity(), kSecond)}, kFirst);
+  p.setResult(p.alu(f.alu("max"), {finite, patch}, kDest));
+  return p;
+}
+
+/// Tanh's and sigmoid's saturation (M2): tanh(x) is 1 in the format from
+/// there on, e^-x under the smallest normal.
+double tanhSaturation(const VectorFormat &f) {
+  return isWideFormat(f) ? 20.0 : 9.5;
+}
+double sigmoidSaturation(const VectorFormat &f) {
+  return isWideFormat(f) ? 708.5 : 87.5;
+}
+
+MathProgram tanhProgram(DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
   Ref x = p.input();
-  Ref sign = p.alu("iand", {x, p.constantBits(kSignBit, kFirst)}, kSecond);
-  Ref ax = p.alu("iand", {x, p.constantBits(kAbsMask, kFirst)}, kSecond);
-  // tanh(9.5) is 1 in single; clamping keeps e^-2|x| normal.
-  ax = p.alu("fmin", {ax, p.constant(9.5f, kFirst)}, kSecond);
+  Ref sign = p.alu(f.integer("and"), {x, p.constantLane(f.signBit(), kFirst)},
+                   kSecond);
+  Ref ax = p.alu(f.integer("and"), {x, p.constantLane(f.magnitudeMask(), kFirst)},
+                 kSecond);
+  // Clamping keeps e^-2|x| normal.
+  ax = p.alu(f.alu("min"), {ax, p.constant(tanhSaturation(f), kFirst)},
+             kSecond);
   // 2|x| by incrementing the exponent (exact; zero stays zero).
-  Ref twice = p.alu("filrelud", {p.constant(-1.0f, kFirst), ax}, kSecond);
+  Ref twice = p.alu(f.alu("ilrelud"), {p.constant(-1.0, kFirst), ax},
+                    isWide(p) ? kDest : kSecond);
   // t = expm1(-2|x|) = 2^k expm1(r) + (2^k - 1), expm1(r) = r + r^2 q(r).
   Reduced red = reduceForExp(p, twice, true);
-  Ref r2 = p.mau("fvmul", {red.r, red.r}, kSecond);
-  Ref q = horner(p, red.r, kExpm1Coefficients);
-  Ref em1 = p.mau("fvfma", {r2, q, red.r}, kDest);
-  Ref scale =
-      p.alu("iadd", {red.kShifted, p.constantBits(0x3f800000, kFirst)}, kFirst);
+  Ref r2 = p.mau(f.mau("vmul"), {red.r, red.r}, kSecond);
+  Ref q = horner(p, red.r, expm1Coefficients(f));
+  Ref em1 = p.mau(f.mau("vfma"), {r2, q, red.r}, kDest);
+  Ref scale = p.alu(f.integer("add"),
+                    {red.kShifted, p.constant(1.0, kFirst)}, kFirst);
   Ref scaleMinusOne =
-      p.mau("fvadd", {scale, -p.constant(1.0f, kSecond)}, kSecond);
-  Ref t = p.mau("fvfma", {scale, em1, scaleMinusOne}, kSecond);
+      p.mau(f.mau("vadd"), {scale, -p.constant(1.0, kSecond)}, kSecond);
+  Ref t = p.mau(f.mau("vfma"), {scale, em1, scaleMinusOne}, kSecond);
   // tanh|x| = -t / (t + 2), t + 2 in [1, 2].
-  Ref d = p.mau("fvadd", {t, p.constant(2.0f, kFirst)}, kDest);
+  Ref d = p.mau(f.mau("vadd"), {t, p.constant(2.0, kFirst)}, kDest);
   Ref rd = reciprocalOneToTwo(p, d);
-  Ref magnitude = p.mau("fvmul", {-t, rd}, kFirst);
-  p.setResult(p.alu("ior", {magnitude, sign}, kDest));
+  Ref magnitude = p.mau(f.mau("vmul"), {-t, rd}, kFirst);
+  if (isWide(p)) {
+    // Double: the quotient corrected once, q + (-t - q d) / d (1 / d
+    // copied to the second block for the last step's ports).
+    Ref rd2 = p.alu("lpassa", {rd}, kSecond);
+    Ref rem = p.mau(f.mau("vfma"), {-magnitude, d, -t}, kDest);
+    magnitude = p.mau(f.mau("vfma"), {rem, rd2, magnitude}, kFirst);
+  }
+  p.setResult(p.alu(f.integer("or"), {magnitude, sign}, kDest));
   return p;
 }
 
-MathProgram sigmoidProgram() {
-  MathProgram p;
+MathProgram sigmoidProgram(DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
   Ref x = p.input();
-  Ref negative = p.alu("ilsr", {x, p.constantBits(31, kSecond)}, kFirst);
-  Ref ax = p.alu("iand", {x, p.constantBits(kAbsMask, kFirst)}, kSecond);
-  // e^-87.5 is under the smallest normal: the result is exact there on.
-  ax = p.alu("fmin", {ax, p.constant(87.5f, kFirst)}, kSecond);
+  Ref negative = p.alu(f.integer("lsr"),
+                       {x, p.constantLane(f.bits() - 1, kSecond)}, kFirst);
+  Ref ax = p.alu(f.integer("and"), {x, p.constantLane(f.magnitudeMask(), kFirst)},
+                 kSecond);
+  // e^-|x| is under the smallest normal past the saturation: the result is
+  // exact there on.
+  ax = p.alu(f.alu("min"), {ax, p.constant(sigmoidSaturation(f), kFirst)},
+             isWide(p) ? kDest : kSecond);
   // z = e^-|x| in (0, 1] (a zero-exponent pattern for the smallest, which
   // every MAU operation reads as zero).
   Reduced red = reduceForExp(p, ax, true);
-  Ref poly = horner(p, red.r, kExpCoefficients);
-  Ref z = p.alu("iadd", {poly, red.kShifted}, kSecond);
+  Ref poly = horner(p, red.r, expCoefficients(f));
+  Ref z = p.alu(f.integer("add"), {poly, red.kShifted}, kSecond);
   // s = 1 / (1 + z); sigmoid(x) = s for x >= 0, z s for x < 0.
-  Ref d = p.mau("fvadd", {z, p.constant(1.0f, kFirst)}, kDest);
+  Ref d = p.mau(f.mau("vadd"), {z, p.constant(1.0, kFirst)}, kDest);
   Ref s = reciprocalOneToTwo(p, d);
-  Ref zs = p.mau("fvmul", {z, s}, kDest);
-  Ref diff = p.alu("ixor", {s, zs}, kSecond);
-  diff = p.alu("iand", {diff, negative}, kSecond);
-  p.setResult(p.alu("ixor", {s, diff}, kDest));
-  return p;
-}
-
-//===----------------------------------------------------------------------===//
-// The functions in double
-//===----------------------------------------------------------------------===//
-
-MathProgram doubleFunctionProgram(MathFunction function) {
-  MathProgram p(DeviceType::Double);
-  (void)function;
-  p.setResult(p.mau("dvpassa", {p.input()}, kDest));
+  Ref zs = p.mau(f.mau("vmul"), {z, s}, kDest);
+  Ref diff = p.alu(f.integer("xor"), {s, zs}, kSecond);
+  diff = p.alu(f.integer("and"), {diff, negative}, kSecond);
+  p.setResult(p.alu(f.integer("xor"), {s, diff}, kDest));
   return p;
 }
 
@@ -1055,25 +1251,23 @@ MathProgram doubleFunctionProgram(MathFunction function) {
 
 MathProgram codegen::mathFunctionProgram(MathFunction function,
                                          DeviceType type) {
-  if (type == DeviceType::Double)
-    return doubleFunctionProgram(function);
   switch (function) {
   case MathFunction::Exp:
-    return expProgram();
+    return expProgram(type);
   case MathFunction::Log:
-    return logProgram();
+    return logProgram(type);
   case MathFunction::Reciprocal:
-    return reciprocalProgram();
+    return reciprocalProgram(type);
   case MathFunction::Sqrt:
-    return sqrtProgram();
+    return sqrtProgram(type);
   case MathFunction::Tanh:
-    return tanhProgram();
+    return tanhProgram(type);
   case MathFunction::Sigmoid:
-    return sigmoidProgram();
+    return sigmoidProgram(type);
   case MathFunction::Divide:
-    return divideProgram();
+    return divideProgram(type);
   }
-  return expProgram();
+  return expProgram(type);
 }
 
 const char *codegen::mathFunctionName(MathFunction function) {

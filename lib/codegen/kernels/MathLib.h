@@ -88,6 +88,14 @@ public:
   /// The sign bit of a lane, and the lane's bits but the sign.
   uint64_t signBit() const { return uint64_t(1) << (bits() - 1); }
   uint64_t magnitudeMask() const { return signBit() - 1; }
+  /// Mantissa bits and exponent bias (docs/target/mncore2.md, "Number
+  /// formats"); the lane patterns of +infinity, the largest finite and the
+  /// smallest normal value.
+  unsigned mantissaBits() const;
+  int exponentBias() const;
+  uint64_t infinity() const { return magnitudeMask() >> mantissaBits() << mantissaBits(); }
+  uint64_t largest() const { return infinity() - 1; }
+  uint64_t smallest() const { return uint64_t(1) << mantissaBits(); }
 
 private:
   DeviceType Type;
@@ -240,6 +248,10 @@ public:
   /// format, or `value` rounded to the format.
   Ref constantLane(uint64_t bits, Home home);
   Ref constant(double value, Home home);
+  /// A constant long word of 64 bits (lanes that differ).
+  Ref constantLongWord(uint64_t bits, Home home) {
+    return constantPair(uint32_t(bits >> 32), uint32_t(bits), home);
+  }
   /// A constant long word of two different words (high first).
   Ref constantPair(uint32_t high, uint32_t low, Home home);
   /// A fixed input of the ALU ("$peid", "$subpeid", ...: manual 3.6.1),

@@ -54,8 +54,13 @@ struct Case {
   std::vector<reference::Tensor> constants;
   double rtol = 4e-7;
   double atol = 0;
-  /// Half tensors (float_dtype=half).
-  bool half = false;
+  /// The tensors' format (float_dtype=half, float, double).
+  DeviceType type = DeviceType::Single;
+  /// Double: the largest distance allowed from pfvm:cpu in double, in
+  /// ulps (E8, M8).
+  double ulps = 0;
+  /// Double: special values spread through the first input.
+  std::vector<double> specials;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -73,14 +78,26 @@ reference::Tensor scalar(float value) {
 }
 
 void runCase(const Case &c, KernelRun *out = nullptr) {
+  bool half = c.type == DeviceType::Half;
+  bool isDouble = c.type == DeviceType::Double;
   std::vector<reference::Tensor> inputs;
   for (size_t i = 0; i < c.shapes.size(); ++i) {
-    float low = c.low, high = c.high;
-    reference::Tensor t = randomTensor(c.shapes[i], 11 + i, low, high);
+    reference::Tensor t =
+        isDouble ? randomDoubleTensor(c.shapes[i], 11 + i, c.low, c.high)
+                 : randomTensor(c.shapes[i], 11 + i, c.low, c.high);
     if (c.opType == "Div" && i == 1) // denominators away from zero
-      for (int64_t e = 0; e < t.numElements(); ++e)
-        t.data<float>()[e] =
-            (t.data<float>()[e] < 0 ? -0.25f : 0.25f) + t.data<float>()[e];
+      for (int64_t e = 0; e < t.numElements(); ++e) {
+        double d = t.elementAsDouble(e);
+        d += d < 0 ? -0.25 : 0.25;
+        if (isDouble)
+          t.data<double>()[e] = d;
+        else
+          t.data<float>()[e] = float(d);
+      }
+    if (isDouble && i == 0)
+      for (int64_t e = 0, k = 0; e < t.numElements() && !c.specials.empty();
+           e += 11, ++k)
+        t.data<double>()[e] = c.specials[size_t(k) % c.specials.size()];
     inputs.push_back(t);
   }
   std::vector<bool> constant(inputs.size(), false);
@@ -89,12 +106,14 @@ void runCase(const Case &c, KernelRun *out = nullptr) {
     constant.push_back(true);
   }
   KernelRequest request =
-      makeRequest(c.opType, inputs, {c.shapes[0]},
-                  c.half ? DeviceType::Half : DeviceType::Single, constant);
+      makeRequest(c.opType, inputs, {c.shapes[0]}, c.type, constant);
   request.attributes = c.attributes;
   KernelRun run;
   std::string error;
-  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run, error))
+  ASSERT_TRUE(runKernel(request, inputs,
+                        isDouble ? reference::DType::Float64
+                                 : reference::DType::Float32,
+                        run, error))
       << error;
   EXPECT_EQ(run.description.generator, "activation");
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
@@ -104,22 +123,41 @@ void runCase(const Case &c, KernelRun *out = nullptr) {
   // Half: the reference on the inputs as halves, its result rounded to
   // half; the device's single result rounded once more can differ by one
   // half ulp (E7).
+  // Double: the reference in double, float32 constants widened as the
+  // host's Cast gives them.
   std::vector<reference::Value> values;
   for (size_t i = 0; i < inputs.size(); ++i)
     values.push_back(reference::Value(
-        c.half && !constant[i] ? throughHalf(inputs[i]) : inputs[i]));
+        half && !constant[i] ? throughHalf(inputs[i])
+        : isDouble           ? toDouble(inputs[i])
+                             : inputs[i]));
   reference::SimpleKernelContext context(c.opType, values, 1);
   for (const auto &[name, attribute] : c.attributes)
     context.setAttribute(name, attribute);
   reference::Status status = context.run();
   ASSERT_TRUE(status.ok()) << status.message();
   reference::Tensor expected =
-      c.half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
-  Comparison comparison =
-      compareTensors(run.outputs[0], expected, c.half ? 1e-6 : c.atol,
-                     c.half ? 2.5e-3 : c.rtol);
-  EXPECT_TRUE(comparison.within)
-      << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
+      half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
+  if (isDouble) {
+    double worst = 0;
+    for (int64_t i = 0; i < expected.numElements(); ++i) {
+      double device = run.outputs[0].data<double>()[i];
+      double host = expected.data<double>()[i];
+      double ulps = ulpDistance(device, host, DeviceType::Double);
+      worst = std::max(worst, ulps);
+      ASSERT_LE(ulps, c.ulps) << "element " << i << " (" << std::hexfloat
+                              << values[0].tensor.elementAsDouble(i)
+                              << "): " << device << " vs " << host;
+    }
+    std::printf("%s: worst %.3g ulp\n", c.name.c_str(), worst);
+  } else {
+    Comparison comparison =
+        compareTensors(run.outputs[0], expected, half ? 1e-6 : c.atol,
+                       half ? 2.5e-3 : c.rtol);
+    EXPECT_TRUE(comparison.within)
+        << comparison.firstMismatch << " (max rel " << comparison.maxRel
+        << ")";
+  }
   std::string where;
   EXPECT_TRUE(paddingIsZero(run.outputForms[0], run.outputImages[0], where))
       << "non-zero padding at " << where;
@@ -193,16 +231,66 @@ std::vector<Case> cases() {
            {"Log_345_half", "Log", s345, 0.01f, 10},
            {"Sqrt_cnn_half", "Sqrt", {16, 32, 16, 16}, 0, 10}}) {
     Case half{name, op, {shape}, low, high};
-    half.half = true;
+    half.type = DeviceType::Half;
     all.push_back(half);
   }
   Case divHalf{"Div_lenet_fc_half", "Div", {{16, 120}, {16, 120}}, -3, 3};
-  divHalf.half = true;
+  divHalf.type = DeviceType::Half;
   all.push_back(divHalf);
   Case clipHalf{"Clip_positive_min_half", "Clip", {s345}, -2, 2};
   clipHalf.constants = {scalar(0.5f), scalar(1.5f)};
-  clipHalf.half = true;
+  clipHalf.type = DeviceType::Half;
   all.push_back(clipHalf);
+  // Double (float_dtype=double): in double all the way (E8, M8).
+  const double inf = INFINITY;
+  auto addDouble = [&](Case c, double ulps, std::vector<double> specials) {
+    c.name += "_double";
+    c.type = DeviceType::Double;
+    c.ulps = ulps;
+    c.specials = std::move(specials);
+    all.push_back(c);
+  };
+  std::vector<double> signed0 = {0.0, -0.0, inf, -inf, 1e300, -1e-300};
+  addDouble({"Abs_345", "Abs", {s345}, -4, 4}, 0, signed0);
+  addDouble(leaky, 1, signed0);
+  addDouble(steep, 1, signed0);
+  addDouble(negative, 1, signed0);
+  addDouble(clip, 0, signed0);
+  addDouble(clipPositive, 0, signed0);
+  addDouble(clipMin, 0, signed0);
+  addDouble(clipNone, 0, signed0);
+  Case clipWide{"Clip_lenet_conv1", "Clip", {{16, 6, 28, 28}}, -2, 2};
+  clipWide.constants = {
+      reference::Tensor::fromVector<double>(reference::DType::Float64, {},
+                                            {-0.1}),
+      reference::Tensor::fromVector<double>(reference::DType::Float64, {},
+                                            {0.7})};
+  addDouble(clipWide, 0, signed0);
+  for (const char *op : {"Add", "Sub", "Max", "Min"}) {
+    Case scalarCase{std::string(op) + "_scalar_padded", op, {s345}, -2, 2};
+    scalarCase.constants = {scalar(std::string(op) == "Min" ? -0.5f : 0.5f)};
+    addDouble(scalarCase, 0, {0.0, -0.0, inf, -inf});
+  }
+  // The MathLib functions in double against pfvm:cpu's libm (itself within
+  // half an ulp or so): MathLib's bounds (M8) plus one.
+  addDouble({"Exp_345", "Exp", {s345}, -4, 4}, 2,
+            {0.0, -0.0, inf, -inf, 709.78, 710.0, -708.39, -745.0});
+  addDouble({"Exp_lenet_logits", "Exp", {{16, 10}}, -10, 10}, 2, {});
+  addDouble({"Log_345", "Log", {s345}, 0.01f, 10}, 2, {1.0, 0x1p-1022, 1e300});
+  addDouble({"Log_lenet_probs", "Log", {{16, 10}}, 1e-6f, 1}, 2, {});
+  addDouble({"Sqrt_345", "Sqrt", {s345}, 0, 10}, 2, {0.0, inf, 4.0, 1e-300});
+  addDouble({"Reciprocal_345", "Reciprocal", {s345}, 0.1f, 10}, 2,
+            {inf, -inf, 0.5, -3.0});
+  addDouble({"Tanh_lenet_conv1", "Tanh", {{16, 6, 28, 28}}, -3, 3}, 4,
+            {0.0, -0.0, inf, -inf, 1e-300, 25.0});
+  addDouble({"Sigmoid_345", "Sigmoid", {s345}, -4, 4}, 3,
+            {0.0, -0.0, inf, -inf, -708.0, -800.0, 40.0});
+  addDouble({"Sigmoid_cnn", "Sigmoid", {{16, 32, 32, 32}}, -6, 6}, 3, {});
+  addDouble({"Div_345", "Div", {s345, s345}, -3, 3}, 2, {0.0, -0.0, 1e300});
+  addDouble({"Div_lenet_fc", "Div", {{16, 120}, {16, 120}}, -3, 3}, 2, {});
+  // Two passes over LM with the padding mask in double: rows of 1001 in
+  // 1004 long words.
+  addDouble({"Exp_two_masked_passes", "Exp", {{600, 1001}}, -4, 4}, 2, {});
   // A small CNN at batch 16.
   all.push_back({"Sigmoid_cnn", "Sigmoid", {{16, 32, 32, 32}}, -6, 6});
   // Two passes over LM with the padding mask: rows of 1001 in 504 long
