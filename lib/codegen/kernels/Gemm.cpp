@@ -343,61 +343,11 @@ public:
         values[j] = double(P.alpha) *
                     b.elementAsDouble(bBatch * P.k * P.n + index);
       }
-      uint64_t bits[16] = {};
-      blockRow(values, bits);
-      int per = Unit.perLongWord, width = 64 / per;
-      for (int pe = 0; pe < 4; ++pe) {
-        uint64_t word = 0;
-        for (int e = 0; e < per; ++e) {
-          uint64_t v = bits[pe * per + e];
-          word |= width == 64 ? v : v << (64 - width * (e + 1));
-        }
-        peLongWords[pe * rows + i] = word;
-      }
+      packTileRow(Unit, values, i, peLongWords);
     }
   }
 
 private:
-  /// One matrix row: device format, then block float (bit patterns).
-  void blockRow(const double *values, uint64_t *bits) const {
-    int kw = Unit.kChunk;
-    switch (Unit.type) {
-    case DeviceType::Half: {
-      uint16_t in[16], out[16];
-      for (int j = 0; j < kw; ++j) {
-        uint64_t d;
-        std::memcpy(&d, &values[j], 8);
-        in[j] = emu::reduceFormat<emu::Double, emu::Half>(d);
-      }
-      emu::toBlockFloatHalf(in, out, unsigned(kw));
-      for (int j = 0; j < kw; ++j)
-        bits[j] = out[j];
-      break;
-    }
-    case DeviceType::Single: {
-      uint32_t in[8], out[8];
-      for (int j = 0; j < kw; ++j) {
-        uint64_t d;
-        std::memcpy(&d, &values[j], 8);
-        in[j] = emu::doubleToSingle(d);
-      }
-      emu::toBlockFloatPseudoSingle(in, out, unsigned(kw));
-      for (int j = 0; j < kw; ++j)
-        bits[j] = out[j];
-      break;
-    }
-    default: {
-      uint64_t in[4], out[4];
-      for (int j = 0; j < kw; ++j)
-        std::memcpy(&in[j], &values[j], 8);
-      emu::toBlockFloatDouble(in, out, unsigned(kw));
-      for (int j = 0; j < kw; ++j)
-        bits[j] = out[j];
-      break;
-    }
-    }
-  }
-
   const Problem &P;
   const MatrixUnit &Unit;
   int64_t KcPerBlock;

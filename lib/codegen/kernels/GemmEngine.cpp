@@ -1,6 +1,6 @@
 //===- GemmEngine.cpp - Matrix products on the MAU's matrix unit ---------===//
 //
-// The resident plan (docs/codegen.md G2-G6): rows of C go to groups (each
+// The resident plan (docs/codegen.md X4-X8): rows of C go to groups (each
 // its own DRAM block) or all to group 0, then in chunks to L2Bs and L1Bs;
 // inside an L1B the sixteen MABs share the L1B's rows either by output quad
 // ("slot" mode: MAB m takes the quads q of the L1B's image with q mod 16 =
@@ -9,7 +9,8 @@
 // l1bmm@m runs). A is loaded once per chunk into LM0 of every PE of the L2B
 // and block-floated in place; a MAB reads its rows through T. B tiles sit
 // in LM1, packed per MAB by the host (constant B) and loaded once (or once
-// per K phase). Accumulators live in GRF1.
+// per K phase), or built on the device from a B read at run time
+// (GemmDevice.cpp). Accumulators live in GRF1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,56 @@
 using namespace mncc;
 using namespace mncc::codegen;
 using namespace mncc::codegen::gemm;
+
+void gemm::packTileRow(const MatrixUnit &unit, const double *values, int row,
+                       uint64_t *peLongWords) {
+  int kw = unit.kChunk;
+  uint64_t bits[16] = {};
+  switch (unit.type) {
+  case DeviceType::Half: {
+    uint16_t in[16] = {}, out[16] = {};
+    for (int j = 0; j < kw; ++j) {
+      uint64_t d;
+      std::memcpy(&d, &values[j], 8);
+      in[j] = emu::reduceFormat<emu::Double, emu::Half>(d);
+    }
+    emu::toBlockFloatHalf(in, out, unsigned(kw));
+    for (int j = 0; j < kw; ++j)
+      bits[j] = out[j];
+    break;
+  }
+  case DeviceType::Single: {
+    uint32_t in[8] = {}, out[8] = {};
+    for (int j = 0; j < kw; ++j) {
+      uint64_t d;
+      std::memcpy(&d, &values[j], 8);
+      in[j] = emu::doubleToSingle(d);
+    }
+    emu::toBlockFloatPseudoSingle(in, out, unsigned(kw));
+    for (int j = 0; j < kw; ++j)
+      bits[j] = out[j];
+    break;
+  }
+  default: {
+    uint64_t in[4] = {}, out[4] = {};
+    for (int j = 0; j < kw; ++j)
+      std::memcpy(&in[j], &values[j], 8);
+    emu::toBlockFloatDouble(in, out, unsigned(kw));
+    for (int j = 0; j < kw; ++j)
+      bits[j] = out[j];
+    break;
+  }
+  }
+  int per = unit.perLongWord, width = 64 / per, rows = unit.tilePeLongWords;
+  for (int pe = 0; pe < 4; ++pe) {
+    uint64_t word = 0;
+    for (int e = 0; e < per; ++e) {
+      uint64_t v = bits[pe * per + e];
+      word |= width == 64 ? v : v << (64 - width * (e + 1));
+    }
+    peLongWords[pe * rows + row] = word;
+  }
+}
 
 AOperand::~AOperand() = default;
 BOperand::~BOperand() = default;

@@ -1,7 +1,7 @@
 //===- GemmEngine.h - Matrix products on the MAU's matrix unit --*- C++ -*-===//
 //
-// The engine behind the Gemm, MatMul and Conv kernels (docs/codegen.md, G1-
-// G12). Every product is cast as
+// The engine behind the Gemm, MatMul and Conv kernels (docs/codegen.md,
+// X1-X14). Every product is cast as
 //
 //   C[r, n] = sum_k A[r, k] B[k, n] (+ beta * bias)
 //
@@ -127,6 +127,12 @@ public:
   /// The most K-chunks one image may take (0: no limit).
   virtual int64_t maxKcWidth() const { return 0; }
 };
+
+/// Matrix row `row` of a constant tile from its kChunk values: rounded once
+/// into the unit's format, block-floated as the unit's bfn would, into
+/// peLongWords[pe * tilePeLongWords + row] for the four PEs.
+void packTileRow(const MatrixUnit &unit, const double *values, int row,
+                 uint64_t *peLongWords);
 
 /// A constant B: the tile of K-chunk kc of sub-problem `batch` whose
 /// matrix row i computes output column columns[i] (-1: none), as block

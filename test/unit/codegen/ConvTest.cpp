@@ -3,7 +3,7 @@
 // Every case runs on memory filled with random bytes, expects no hazard and
 // compares with pfvm:cpu on the same inputs (rounded to the device format
 // first). The tolerance is GemmTest's for a product over K = C/group * KH *
-// KW terms (docs/codegen.md X9). X and Y are in NHWC (the kernel's
+// KW terms (docs/codegen.md X3, X9). X and Y are in NHWC (the kernel's
 // preferred order); W is an initializer.
 //
 //===----------------------------------------------------------------------===//

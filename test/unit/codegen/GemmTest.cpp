@@ -3,7 +3,7 @@
 // Every case runs the kernel on memory filled with random bytes, expects no
 // hazard, and compares with pfvm:cpu on the same inputs. The inputs are
 // first rounded to the device format, so the tolerance measures the
-// matrix unit, not the conversion (docs/codegen.md G11):
+// matrix unit, not the conversion (docs/codegen.md X3):
 //   half:   A and B become block floats of 9 significant bits per block of
 //           16 (2^-9 of the block's largest element), the products are
 //           exact and summed exactly, the result is rounded to half
