@@ -22,9 +22,10 @@
 // to 120, 120 halves to 128) shift the elements by the difference once per
 // row: there the source word of result long word j of PE q repeats over j
 // with the rows, so T is reloaded from a few tables computed once, and a
-// mask zeroes the columns past the source row (V5). Left to the general
-// kernel: double to half, which through single would round twice, and
-// half to double between rows that pad differently.
+// mask zeroes the columns past the source row (V5). Double to half
+// rounds once by integer arithmetic on the doubles' bits (through single
+// it would round twice, V6). Left to the general kernel: half to double
+// and double to half between rows that pad differently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,7 @@
 #include "Generators.h"
 #include "MathLib.h"
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -39,6 +41,9 @@ using namespace mncc;
 using namespace mncc::codegen;
 
 namespace {
+
+/// LM1 long word of the four source blocks of double to half.
+constexpr int64_t kHalfBlocks = 256;
 
 /// LM0 words of source read per result long word, per cycle of a step
 /// (the T table's stride), and the expression pattern.
@@ -70,8 +75,7 @@ bool conversionOf(DeviceType from, DeviceType to, Conversion &c,
   } else if (from == D::Half && to == D::Double) {
     c = {from, to, 1, 4, 0, 1, 32, "half to double"};
   } else if (from == D::Double && to == D::Half) {
-    whyNot = "double to half would round twice through single";
-    return false;
+    c = {from, to, 4, 1, 3, 0, 512, "double to half"};
   } else {
     whyNot = "not a conversion between floating formats";
     return false;
@@ -102,6 +106,11 @@ bool planRows(const DramForm &x, const DramForm &y, const Conversion &c,
   if (c.den > 2) {
     whyNot = rows + " pad differently, and half to double takes a word's "
                     "half per PE";
+    return false;
+  }
+  if (c.num > 2) {
+    whyNot = rows + " pad differently, and double to half reads four "
+                    "source long words per result long word";
     return false;
   }
   plan.sourceRow = x.rowLongWords();
@@ -163,6 +172,59 @@ uint32_t floatBits(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   return bits;
+}
+
+/// Double to half rounded once (V6), over four source blocks (the four
+/// doubles of each result long word) into result long words: per double,
+/// |d| clamped to [2^-b, 2^(E - b)] (b the half's bias, E its all-ones
+/// exponent: the patterns of +0 and of infinity once rebiased), the
+/// exponent rebiased by the difference of the biases, the mantissa
+/// rounded to nearest even at the half's last place by integer adds (a
+/// carry moves into the exponent), the sign put back; the four halves
+/// or-ed into their places and normalised by hvpassar (a zero exponent
+/// gives +0, as the MAU's conversions).
+MathProgram doubleToHalfProgram() {
+  using Home = MathProgram::Home;
+  using Ref = MathProgram::Ref;
+  MathProgram p(DeviceType::Double);
+  VectorFormat wide(DeviceType::Double), half(DeviceType::Half);
+  int64_t shift = wide.mantissaBits() - half.mantissaBits();
+  uint64_t rebias = uint64_t(wide.exponentBias() - half.exponentBias())
+                    << wide.mantissaBits();
+  int allOnes = int(half.infinity() >> half.mantissaBits());
+  double top = std::ldexp(1.0, allOnes - half.exponentBias());
+  double bottom = std::ldexp(1.0, -half.exponentBias());
+  Ref acc;
+  int64_t halves = half.lanes();
+  for (int64_t j = 0; j < halves; ++j) {
+    // Alternate homes, so that or-ing two halves reads two memories.
+    Home mine = j % 2 ? Home::First : Home::Second;
+    Home other = j % 2 ? Home::Second : Home::First;
+    Ref x = p.input(unsigned(j));
+    Ref a = p.alu("land", {x, p.constantLane(wide.magnitudeMask(), other)},
+                  mine);
+    a = p.alu("dmin", {a, p.constant(top, other)}, mine);
+    a = p.alu("dmax", {a, p.constant(bottom, other)}, mine);
+    Ref v = p.alu("lsub", {a, p.constantLane(rebias, other)}, mine);
+    Ref odd = p.alu("llsr", {v, p.constantLane(shift, other)}, other);
+    odd = p.alu("land", {odd, p.constantLane(1, mine)}, other);
+    Ref r = p.alu("ladd", {v, odd}, mine);
+    r = p.alu("ladd",
+              {r, p.constantLane((uint64_t(1) << (shift - 1)) - 1, other)},
+              mine);
+    Ref bits = p.alu("llsr", {r, p.constantLane(shift, other)}, mine);
+    Ref sign = p.alu("llsr", {x, p.constantLane(64 - half.bits(), other)},
+                     other);
+    sign = p.alu("land", {sign, p.constantLane(half.signBit(), mine)}, other);
+    bits = p.alu("lor", {bits, sign}, mine);
+    if (j + 1 < halves)
+      bits = p.alu("llsl",
+                   {bits, p.constantLane(half.bits() * (halves - 1 - j), other)},
+                   mine);
+    acc = j == 0 ? bits : p.alu("lor", {acc, bits}, Home::Destination);
+  }
+  p.setResult(p.mau("hvpassar", {acc}, Home::Destination));
+  return p;
 }
 
 class CastGenerator : public KernelGenerator {
@@ -280,6 +342,22 @@ private:
         for (int64_t s = 0; s < steps; ++s)
           out.step({"lpassa " + source(s, 0, true) + " " +
                     peOperand(PeMemory::LM1, Width::Long, 8 * s)});
+      } else if (c.num == 4) {
+        // Double to half: each result long word's four doubles to LM1
+        // blocks, then the program into LM1 (V6).
+        for (int64_t s = 0; s < steps; ++s)
+          for (int64_t j = 0; j < 4; ++j)
+            out.step({"lpassa " + source(s, 2 * j, true) + " " +
+                      peOperand(PeMemory::LM1, Width::Long,
+                                2 * (kHalfBlocks + 32 * j + 4 * s))});
+        out.nop();
+        std::vector<PeBlock> blocks;
+        for (int64_t j = 0; j < 4; ++j)
+          blocks.push_back({PeMemory::LM1, kHalfBlocks + 32 * j, count});
+        MathScratch scratch{{PeMemory::GRF0, 0, 256}, {PeMemory::GRF1, 0, 256}};
+        if (!doubleToHalfProgram().emit(out, blocks, {PeMemory::LM1, 0, count},
+                                        scratch, error))
+          return false;
       } else if (c.num == 2) {
         // Two source long words per result long word: high and low word.
         const char *op = c.from == DeviceType::Single ? "fvpassar" : "dvpassar";
