@@ -377,7 +377,10 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
     }
     state(phase).state = PhaseState::Ok;
     result.lastPhase = phase;
-    if (mlir::failed(dumpIr(*module, phase, modelResources, dir)) ||
+    // The emit phase's IR is the program text and the manifest again,
+    // which program.vsm and manifest.json hold; no phase resumes from it.
+    if ((phase != Phase::Emit &&
+         mlir::failed(dumpIr(*module, phase, modelResources, dir))) ||
         mlir::failed(writePhaseArtifacts(phase, *module, options, dir)))
       return result;
   }
