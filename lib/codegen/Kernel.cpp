@@ -63,13 +63,24 @@ codegen::kernelGenerators() {
   return generators;
 }
 
-const KernelGenerator *codegen::findKernelGenerator(
-    const KernelRequest &request, std::string &whyNot) {
+namespace {
+
+/// The first generator that matches (and, with `mustEmit`, emits the
+/// request into a scratch writer); every other one's reason in whyNot.
+const KernelGenerator *firstGenerator(const KernelRequest &request,
+                                      bool mustEmit, std::string &whyNot) {
   whyNot.clear();
   for (const auto &generator : kernelGenerators()) {
     std::string reason;
-    if (generator->matches(request, reason))
-      return generator.get();
+    if (generator->matches(request, reason)) {
+      if (!mustEmit)
+        return generator.get();
+      VsmWriter scratch;
+      KernelDescription description;
+      if (generator->emit(request, scratch, description, reason))
+        return generator.get();
+      reason = "matches, but " + reason;
+    }
     if (!reason.empty())
       whyNot += (whyNot.empty() ? "" : "; ") + std::string(generator->name()) +
                 ": " + reason;
@@ -77,4 +88,17 @@ const KernelGenerator *codegen::findKernelGenerator(
   if (whyNot.empty())
     whyNot = "no kernel generator handles " + request.opType;
   return nullptr;
+}
+
+} // namespace
+
+const KernelGenerator *codegen::findKernelGenerator(
+    const KernelRequest &request, std::string &whyNot) {
+  return firstGenerator(request, /*mustEmit=*/false, whyNot);
+}
+
+const KernelGenerator *
+codegen::findEmittingKernelGenerator(const KernelRequest &request,
+                                     std::string &whyNot) {
+  return firstGenerator(request, /*mustEmit=*/true, whyNot);
 }

@@ -8,6 +8,9 @@
 #include "mncc/onnx/Export.h"
 #include "mncc/onnx/Import.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
@@ -22,6 +25,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
+#include <set>
 
 using namespace mncc::pipeline;
 using mlir::failure;
@@ -128,7 +133,33 @@ std::string compileLog(const CompileRequest &request,
   return log;
 }
 
+/// Calls `visit` on every dense resource attribute of the module.
+template <typename Visit>
+void forEachDenseResource(mlir::ModuleOp module, Visit visit) {
+  module->walk([&](mlir::Operation *op) {
+    for (mlir::NamedAttribute named : op->getAttrs())
+      named.getValue().walk(
+          [&](mlir::DenseResourceElementsAttr attr) { visit(attr); });
+  });
+}
+
+/// The keys of the module's dense resources: after the import they are the
+/// model's initializers, whose bytes the model file keeps.
+std::set<std::string> resourceKeysOf(mlir::ModuleOp module) {
+  std::set<std::string> keys;
+  forEachDenseResource(module, [&](mlir::DenseResourceElementsAttr attr) {
+    keys.insert(attr.getRawHandle().getKey().str());
+  });
+  return keys;
+}
+
+/// Resources larger than this are left out of the phase dumps when they are
+/// the model's: a ResNet's weights would otherwise be written, in hex, once
+/// per phase. --compile-from takes them back from the model.
+constexpr int64_t kElidedResourceBytes = 4096;
+
 mlir::LogicalResult dumpIr(mlir::ModuleOp module, Phase phase,
+                           const std::set<std::string> &modelResources,
                            CodegenDirTransaction &dir) {
   auto stream = dir.createFile(phaseIrPath(phase));
   if (!stream) {
@@ -137,8 +168,25 @@ mlir::LogicalResult dumpIr(mlir::ModuleOp module, Phase phase,
         << " phase: " << llvm::toString(stream.takeError());
     return failure();
   }
-  // As mlir-opt writes it, so `mncc-opt --mncc-<phase>` output compares.
-  module->print(**stream, mlir::OpPrintingFlags());
+  // As `mlir-opt --mlir-print-debuginfo` writes it: the locations hold the
+  // node names, which --compile-from must get back. Large resources are
+  // elided only when every resource is the model's (a pass that made one of
+  // its own keeps them all).
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo();
+  bool onlyModelResources = true;
+  forEachDenseResource(module, [&](mlir::DenseResourceElementsAttr attr) {
+    onlyModelResources &=
+        modelResources.count(attr.getRawHandle().getKey().str()) != 0;
+  });
+  if (onlyModelResources && !modelResources.empty()) {
+    flags.elideLargeResourceString(kElidedResourceBytes);
+    **stream << "// Constants of the model larger than "
+             << kElidedResourceBytes
+             << " bytes are not repeated here; --compile-from reads them "
+                "from the model (mncc.model).\n";
+  }
+  module->print(**stream, flags);
   **stream << "\n";
   (*stream)->close();
   if (std::error_code error = (*stream)->error()) {
@@ -196,6 +244,67 @@ mlir::LogicalResult writeOutOnnx(mlir::ModuleOp module,
       path + " (the graph after the " + getPhaseInfo(phase).name + " phase" +
       (dataPath.empty() ? std::string() : ", large tensors in " + dataPath) +
       ")";
+  return success();
+}
+
+/// Gives the resources a dump left out their bytes from the model the
+/// module names (mncc.model), imported again, and collects the keys whose
+/// bytes are the model's: later dumps may leave those out again.
+mlir::LogicalResult restoreModelResources(mlir::ModuleOp module,
+                                          std::set<std::string> &fromModel) {
+  std::vector<mlir::DenseResourceElementsAttr> resources;
+  bool anyMissing = false;
+  forEachDenseResource(module, [&](mlir::DenseResourceElementsAttr attr) {
+    resources.push_back(attr);
+    anyMissing |= attr.getRawHandle().getBlob() == nullptr;
+  });
+  auto model = module->getAttrOfType<mlir::StringAttr>("mncc.model");
+  if (resources.empty() || (!model && !anyMissing))
+    return success();
+  if (!model)
+    return mlir::emitError(module.getLoc())
+           << "the IR leaves out the bytes of its constants and does not "
+              "name its model (mncc.model)";
+  // A context of its own: its keys are the ones the first import gave.
+  mlir::MLIRContext modelContext(module->getContext()->getDialectRegistry());
+  mlir::OwningOpRef<mlir::ModuleOp> imported;
+  {
+    // A model that moved away only matters when bytes are missing.
+    mlir::ScopedDiagnosticHandler quiet(
+        &modelContext, [](mlir::Diagnostic &) { return success(); });
+    imported = mncc::importOnnxFile(model.getValue(), &modelContext, {});
+  }
+  if (!imported) {
+    if (!anyMissing)
+      return success();
+    return mlir::emitError(module.getLoc())
+           << "cannot read the constants the IR leaves out from its model "
+           << model.getValue();
+  }
+  std::map<std::string, mlir::AsmResourceBlob *> blobs;
+  forEachDenseResource(*imported, [&](mlir::DenseResourceElementsAttr attr) {
+    if (mlir::AsmResourceBlob *blob = attr.getRawHandle().getBlob())
+      blobs[attr.getRawHandle().getKey().str()] = blob;
+  });
+  for (mlir::DenseResourceElementsAttr attr : resources) {
+    mlir::DenseResourceElementsHandle handle = attr.getRawHandle();
+    std::string key = handle.getKey().str();
+    auto found = blobs.find(key);
+    if (mlir::AsmResourceBlob *own = handle.getBlob()) {
+      if (found != blobs.end() && own->getData() == found->second->getData())
+        fromModel.insert(key);
+      continue;
+    }
+    if (found == blobs.end())
+      return mlir::emitError(module.getLoc())
+             << "constant '" << key << "' is left out of the IR and is not in "
+             << model.getValue() << "; compile again from the model";
+    mlir::AsmResourceBlob *blob = found->second;
+    handle.getResource()->setBlob(
+        mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            blob->getData(), blob->getDataAlignment(), blob->isMutable()));
+    fromModel.insert(key);
+  }
   return success();
 }
 
@@ -268,6 +377,7 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
 
   // The model: imported (the import phase), or loaded from a dump.
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::set<std::string> modelResources;
   if (request.compileFrom) {
     std::optional<mlir::TimingScope> timer;
     if (request.timing)
@@ -278,7 +388,8 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
           request.input, *request.sourceMgr, config);
     else
       module = mlir::parseSourceFile<mlir::ModuleOp>(request.input, config);
-    if (!module)
+    if (!module || mlir::failed(restoreModelResources(*module,
+                                                       modelResources)))
       return result;
   } else {
     std::optional<mlir::TimingScope> timer;
@@ -301,7 +412,8 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
     llvm::sys::fs::make_absolute(absolute);
     (*module)->setAttr("mncc.model",
                        mlir::StringAttr::get(&context, absolute.str()));
-    if (mlir::failed(dumpIr(*module, Phase::Import, dir)))
+    modelResources = resourceKeysOf(*module);
+    if (mlir::failed(dumpIr(*module, Phase::Import, modelResources, dir)))
       return result;
   }
   result.lastPhase = start;
@@ -337,7 +449,10 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
     }
     state(phase).state = PhaseState::Ok;
     result.lastPhase = phase;
-    if (mlir::failed(dumpIr(*module, phase, dir)) ||
+    // The emit phase's IR is the program text and the manifest again,
+    // which program.vsm and manifest.json hold; no phase resumes from it.
+    if ((phase != Phase::Emit &&
+         mlir::failed(dumpIr(*module, phase, modelResources, dir))) ||
         mlir::failed(writePhaseArtifacts(phase, *module, options, dir)))
       return result;
     if (phase == Phase::Pfvm && !options.out_onnx.empty()) {

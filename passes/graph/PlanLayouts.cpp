@@ -78,6 +78,16 @@ bool reshapeMovesNothing(Value value, const Order &order, Value result) {
   return a && b && sameBytes(*a, *b);
 }
 
+/// A tensor of one element (Clip's bounds, an Add's scalar): every DRAM
+/// order holds it alike, so it does not tie an element-wise operator to one.
+/// Optional operands that are absent (onnx.None) count as scalars too.
+bool isScalar(Value value) {
+  auto shaped = llvm::dyn_cast<ShapedType>(value.getType());
+  if (!shaped)
+    return true;
+  return shaped.hasStaticShape() && shaped.getNumElements() == 1;
+}
+
 bool isConstantLike(Value value) {
   return value.getDefiningOp() && constantValueOf(value);
 }
@@ -369,18 +379,23 @@ private:
       if (agnostic)
         for (Value operand : op.getOperands())
           if (operand.getType() != op.getResult(0).getType() &&
+              !isScalar(operand) &&
               llvm::cast<ShapedType>(operand.getType()).getShape() !=
                   llvm::cast<ShapedType>(op.getResult(0).getType())
                       .getShape())
             agnostic = false;
-      // The order an agnostic op works in: its first operand's, if decided.
+      // The order an agnostic op works in: its first full-sized operand's,
+      // if decided.
       std::optional<Order> shared;
       if (agnostic)
-        for (Value operand : op.getOperands())
-          if (orders.count(operand)) {
-            shared = orders[operand];
-            break;
-          }
+        for (Value operand : op.getOperands()) {
+          bool scalarBeside = operand.getType() != op.getResult(0).getType() &&
+                              isScalar(operand);
+          if (scalarBeside || !orders.count(operand))
+            continue;
+          shared = orders[operand];
+          break;
+        }
 
       for (size_t i = 0; i < numInputs; ++i) {
         if (!inputs[i])
@@ -390,8 +405,11 @@ private:
         if (!formFor(value))
           continue;
         Order want = preferred(i);
+        bool sharesOrder = agnostic && shared &&
+                           shared->size() ==
+                               identityOrder(value.getType()).size();
         if (want.empty())
-          want = agnostic && shared ? *shared : identityOrder(value.getType());
+          want = sharesOrder ? *shared : identityOrder(value.getType());
         FailureOr<std::optional<Order>> fromSpec =
             specOrder(&op, "SwitchInput", opType, value);
         if (failed(fromSpec)) {

@@ -42,7 +42,7 @@ public:
       std::string whyNot;
       bool forced = llvm::is_contained(opsOnHost, kernel.getOpType().str());
       const KernelGenerator *generator =
-          forced ? nullptr : findKernelGenerator(*request, whyNot);
+          forced ? nullptr : findEmittingKernelGenerator(*request, whyNot);
       if (!generator) {
         if (!forced && !hostFallback) {
           kernel.emitError("node '")

@@ -57,3 +57,19 @@ func.func @reshape_in_place(%x: tensor<2x8x4x4xf32>) -> (tensor<2x8xf32>, tensor
   %g = "onnx.Flatten"(%q) {axis = 1 : i64} : (tensor<2x8x4x4xf32>) -> tensor<2x128xf32>
   return %f, %g : tensor<2x8xf32>, tensor<2x128xf32>
 }
+
+// Clip's bounds are scalars: they do not tie it to the identity order, so
+// it works in the channels-last order the pool gave its data, without a
+// switch, and its bounds keep their own.
+// CHECK-LABEL: func.func @clip_after_pool
+// CHECK: %[[P:.*]] = "onnx.MaxPool"
+// CHECK-NOT: mngraph.layout_switch %[[P]]
+// CHECK: "onnx.Clip"(%[[P]], %{{.*}}, %{{.*}}) {{.*}} : (tensor<2x8x4x4xf32, #mngraph.layout<(2,8,4,4)/((2:64), (4:1, 2_W:1), (4:16), (4:4))>>, tensor<f32{{.*}}>, tensor<f32{{.*}}>) -> tensor<2x8x4x4xf32, #mngraph.layout<(2,8,4,4)/((2:64), (4:1, 2_W:1), (4:16), (4:4))>>
+func.func @clip_after_pool(%x: tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32> {
+  %lo = onnx.Initializer "lo" dense<0.0> : tensor<f32>
+  %hi = onnx.Initializer "hi" dense<6.0> : tensor<f32>
+  %q = "onnx.MaxPool"(%x) {kernel_shape = [1, 1]} : (tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
+  %c = "onnx.Clip"(%q, %lo, %hi) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x8x4x4xf32>, tensor<f32>, tensor<f32>) -> tensor<2x8x4x4xf32>
+  %r = "onnx.Relu"(%c) : (tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
+  return %r : tensor<2x8x4x4xf32>
+}

@@ -39,8 +39,9 @@ using namespace mncc::tool;
 namespace cl = llvm::cl;
 
 cl::SubCommand mncc::tool::compileCommand(
-    "compile", "Compile an ONNX model into a codegen_dir (the IR of every "
-               "phase, option.json, compile.log, compile_status.json)");
+    "compile", "Compile an ONNX model into a codegen_dir (program.vsm, "
+               "manifest.json, the IR of each phase, option.json, "
+               "compile.log, compile_status.json)");
 
 namespace {
 

@@ -110,6 +110,11 @@ const std::vector<std::unique_ptr<KernelGenerator>> &kernelGenerators();
 /// joined in whyNot when none does.
 const KernelGenerator *findKernelGenerator(const KernelRequest &request,
                                            std::string &whyNot);
+/// The first generator that matches and emits the request (its program is
+/// thrown away): a generator whose plan fails only while emitting gives way
+/// to the next, and its error joins whyNot.
+const KernelGenerator *findEmittingKernelGenerator(const KernelRequest &request,
+                                                   std::string &whyNot);
 
 } // namespace mncc::codegen
 
