@@ -86,10 +86,6 @@ bool analyse(const KernelRequest &r, ConvProblem &p, std::string &whyNot) {
     whyNot = "X, W, B and Y of one format";
     return false;
   }
-  if (!p.weights->constant) {
-    whyNot = "W must be a constant";
-    return false;
-  }
   const std::vector<int64_t> &xs = p.x->form.shape, &ws = p.weights->form.shape;
   if (xs.size() != 4 || ws.size() != 4 || y.shape.size() != 4) {
     whyNot = "2-D convolutions only";
@@ -110,6 +106,14 @@ bool analyse(const KernelRequest &r, ConvProblem &p, std::string &whyNot) {
   if (p.group < 1 || p.c % p.group || p.m % p.group ||
       ws[1] != p.c / p.group) {
     whyNot = "channels that do not split into the groups";
+    return false;
+  }
+  // W read at run time: its rows (m, kh, kw) hold the channels of one tap,
+  // the quads of a K-chunk (X10); a group's channels would not start on a
+  // quad.
+  if (!p.weights->constant &&
+      (p.group != 1 || p.weights->form.order != kNhwc)) {
+    whyNot = "W read at run time with one group, in the order M, KH, KW, C";
     return false;
   }
   std::vector<int64_t> kernel = r.getInts("kernel_shape", {p.kh, p.kw});
@@ -244,10 +248,39 @@ private:
   int64_t Quads;
 };
 
+/// W read at run time, in DRAM order [M, KH, KW, C]: matrix row m of the
+/// tile of K-chunk (tap, channel quad) is quad `channel quad` of W's DRAM
+/// row (m, tap).
+class ConvDeviceB : public DeviceBOperand {
+public:
+  ConvDeviceB(const ConvProblem &p, const MatrixUnit &unit) : P(p), Unit(unit) {
+    Quads = ceilDiv(p.c, unit.kChunk);
+  }
+  bool kRows() const override { return false; }
+  ImageQuad quad(int64_t, int64_t row, int64_t quad) const override {
+    int64_t taps = P.kh * P.kw;
+    int64_t tap = quad / Quads;
+    if (row >= P.m || tap >= taps) {
+      ImageQuad zero;
+      zero.group = ImageQuad::kZeroQuad;
+      return zero;
+    }
+    return rowQuad(P.weights->form, row * taps + tap, quad % Quads,
+                   Unit.kChunk);
+  }
+  double alpha() const override { return 1; }
+
+private:
+  const ConvProblem &P;
+  const MatrixUnit &Unit;
+  int64_t Quads;
+};
+
 struct Built {
   ConvProblem problem;
   std::unique_ptr<ConvA> a;
   std::unique_ptr<ConvB> b;
+  std::unique_ptr<ConvDeviceB> deviceB;
   ProductSpec spec;
 };
 
@@ -269,9 +302,14 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
     s.bias.form = p.bias->form;
   }
   built.a = std::make_unique<ConvA>(p, unit);
-  built.b = std::make_unique<ConvB>(p, unit);
   s.a = built.a.get();
-  s.b = built.b.get();
+  if (p.weights->constant) {
+    built.b = std::make_unique<ConvB>(p, unit);
+    s.b = built.b.get();
+  } else {
+    built.deviceB = std::make_unique<ConvDeviceB>(p, unit);
+    s.deviceB = built.deviceB.get();
+  }
   return true;
 }
 
@@ -303,15 +341,19 @@ public:
 
   std::vector<unsigned> preferredOrder(const KernelRequest &request,
                                        size_t operand) const override {
-    // X (input 0) and Y (the output) in NHWC.
+    // X (input 0) and Y (the output) in NHWC, a W read at run time in
+    // M, KH, KW, C (the same permutation).
     if (operand == 0 || operand == request.inputs.size())
+      return kNhwc;
+    if (operand == 1 && request.inputs.size() > 1 &&
+        !request.inputs[1].constant)
       return kNhwc;
     return {};
   }
 
   std::optional<int64_t> constantLongWords(const KernelRequest &request,
                                            size_t input) const override {
-    if (input != 1)
+    if (input != 1 || !request.inputs[1].constant)
       return std::nullopt;
     Built built;
     std::string error;
@@ -324,8 +366,8 @@ public:
 
   bool packConstant(const KernelRequest &request, size_t input,
                     DramImage &image, std::string &error) const override {
-    if (input != 1) {
-      error = "conv packs only W";
+    if (input != 1 || !request.inputs[1].constant) {
+      error = "conv packs only a constant W";
       return false;
     }
     Built built;

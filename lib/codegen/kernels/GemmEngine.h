@@ -1,7 +1,7 @@
 //===- GemmEngine.h - Matrix products on the MAU's matrix unit --*- C++ -*-===//
 //
 // The engine behind the Gemm, MatMul and Conv kernels (docs/codegen.md,
-// X1-X14). Every product is cast as
+// X1-X13). Every product is cast as
 //
 //   C[r, n] = sum_k A[r, k] B[k, n] (+ beta * bias)
 //

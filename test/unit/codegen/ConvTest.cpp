@@ -34,6 +34,8 @@ struct ConvCase {
   int64_t group = 1;
   bool bias = false;
   std::string autoPad = "NOTSET";
+  /// W an initializer (else a graph input, read at run time).
+  bool constantW = true;
 };
 
 reference::Attribute intsAttr(std::vector<int64_t> v) {
@@ -99,7 +101,7 @@ TEST_P(ConvKernel, MatchesTheReferenceOnRandomMemory) {
     inputs.push_back(deviceRounded(randomTensor({c.w[0]}, 23), c.type));
   reference::Tensor expected = referenceOf(c, inputs);
   KernelRequest request = makeRequest("Conv", inputs, {expected.shape()},
-                                      c.type, {false, true, false});
+                                      c.type, {false, c.constantW, false});
   request.attributes["pads"] = intsAttr(c.pads);
   request.attributes["strides"] = intsAttr(c.strides);
   request.attributes["dilations"] = intsAttr(c.dilations);
@@ -201,6 +203,36 @@ INSTANTIATE_TEST_SUITE_P(
              1, true),
         with(conv("pointwise_half", {2, 32, 7, 7}, {48, 32, 1, 1}, H), 1,
              true)),
+    [](const ::testing::TestParamInfo<ConvCase> &info) {
+      return std::string(info.param.name);
+    });
+
+ConvCase runtimeW(ConvCase c) {
+  c.constantW = false;
+  return c;
+}
+
+// W a graph input, as in the ONNX node tests themselves: tiles built on
+// the device from W's rows in M, KH, KW, C order (one group).
+INSTANTIATE_TEST_SUITE_P(
+    RuntimeW, ConvKernel,
+    ::testing::Values(
+        runtimeW(conv("basic_with_padding_single", {1, 1, 5, 5}, {1, 1, 3, 3},
+                      S, {1, 1, 1, 1})),
+        runtimeW(with(conv("autopad_same_lower_half", {1, 1, 5, 5},
+                           {1, 1, 3, 3}, H, {0, 0, 0, 0}, {2, 2}),
+                      1, false, {1, 1}, "SAME_LOWER")),
+        runtimeW(conv("strides_padding_double", {1, 1, 7, 5}, {1, 1, 3, 3}, D,
+                      {1, 1, 1, 1}, {2, 2})),
+        runtimeW(with(conv("lenet_conv2_half", {2, 6, 14, 14}, {16, 6, 5, 5},
+                           H),
+                      1, true)),
+        runtimeW(with(conv("dilated_strided_single", {1, 3, 12, 10},
+                           {5, 3, 3, 3}, S, {2, 1, 0, 2}, {2, 3}),
+                      1, true, {2, 1})),
+        runtimeW(with(conv("resnet_like_half", {1, 64, 14, 14},
+                           {64, 64, 3, 3}, H, {1, 1, 1, 1}),
+                      1, true))),
     [](const ::testing::TestParamInfo<ConvCase> &info) {
       return std::string(info.param.name);
     });
