@@ -115,3 +115,29 @@ func.func @not_a_step(%x: tensor<4xf32>, %v: tensor<4xf32>, %g: tensor<4xf32>, %
   %pn = "onnx.Sub"(%p, %step2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %xn, %pn, %vn2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// Adam's groups are X, G, V and H (three outputs each: X', V', H');
+// Adagrad's X, G and H. Each tensor gets its own node with the same R, T
+// and attributes.
+// CHECK-LABEL: func.func @split_adam_adagrad
+// CHECK: %[[A:.*]]:3 = "onnx.Adam"(%arg0, %arg1, %arg2, %arg4, %arg6, %arg8) {alpha = 8.750000e-01 : f32
+// CHECK: %[[B:.*]]:3 = "onnx.Adam"(%arg0, %arg1, %arg3, %arg5, %arg7, %arg9) {alpha = 8.750000e-01 : f32
+// CHECK: %[[C:.*]]:2 = "onnx.Adagrad"(%arg0, %arg1, %arg2, %arg4, %arg8) {decay_factor = 2.500000e-01 : f32
+// CHECK: %[[D:.*]]:2 = "onnx.Adagrad"(%arg0, %arg1, %arg3, %arg5, %arg9) {decay_factor = 2.500000e-01 : f32
+// CHECK: return %[[A]]#0, %[[B]]#0, %[[A]]#1, %[[B]]#1, %[[A]]#2, %[[B]]#2, %[[C]]#0, %[[D]]#0, %[[C]]#1, %[[D]]#1
+func.func @split_adam_adagrad(%r: tensor<f32>, %t: tensor<i64>, %x1: tensor<2xf32>, %x2: tensor<3xf32>, %g1: tensor<2xf32>, %g2: tensor<3xf32>, %v1: tensor<2xf32>, %v2: tensor<3xf32>, %h1: tensor<2xf32>, %h2: tensor<3xf32>) -> (tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>) {
+  %a:6 = "onnx.Adam"(%r, %t, %x1, %x2, %g1, %g2, %v1, %v2, %h1, %h2) {alpha = 0.875 : f32, beta = 0.75 : f32, epsilon = 0.0625 : f32, norm_coefficient = 0.125 : f32, norm_coefficient_post = 0.03125 : f32} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>) -> (tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>)
+  %g:4 = "onnx.Adagrad"(%r, %t, %x1, %x2, %g1, %g2, %h1, %h2) {decay_factor = 0.25 : f32, epsilon = 0.5 : f32, norm_coefficient = 0.0625 : f32} : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>) -> (tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>)
+  return %a#0, %a#1, %a#2, %a#3, %a#4, %a#5, %g#0, %g#1, %g#2, %g#3 : tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>
+}
+
+// A training operator whose operands do not come in whole groups (here
+// four tensors after R and T for Adagrad's groups of three) is not split:
+// left as it is.
+// CHECK-LABEL: func.func @split_uneven
+// CHECK: "onnx.Adagrad"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5)
+// CHECK-NOT: "onnx.Adagrad"
+func.func @split_uneven(%r: tensor<f32>, %t: tensor<i64>, %x1: tensor<2xf32>, %x2: tensor<2xf32>, %g1: tensor<2xf32>, %g2: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %g:2 = "onnx.Adagrad"(%r, %t, %x1, %x2, %g1, %g2) : (tensor<f32>, tensor<i64>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
+  return %g#0, %g#1 : tensor<2xf32>, tensor<2xf32>
+}
