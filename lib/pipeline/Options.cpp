@@ -348,10 +348,12 @@ mncc::pipeline::notImplementedNotes(const CompileOptions &options) {
   std::vector<std::string> notes;
   for (const OptionInfo &info : kOptionTable) {
     // An enum's values carry their own issue: an implemented option may
-    // still have values that nothing acts on yet.
-    if ((info.status == OptionStatus::Implemented &&
-         info.type != OptionType::Enum) ||
-        options.isDefault(info.id))
+    // still have values that nothing acts on yet, its default among them
+    // (layout_planner=lpz runs the legacy planner), which is reported too
+    // so that nothing is silently ignored.
+    bool implemented = info.status == OptionStatus::Implemented;
+    if (implemented ? info.type != OptionType::Enum
+                    : options.isDefault(info.id))
       continue;
     std::string value = options.getText(info.id);
     int issue = info.issue;
