@@ -139,17 +139,12 @@ void runCase(const Case &c, KernelRun *out = nullptr) {
   reference::Tensor expected =
       half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
   if (isDouble) {
-    double worst = 0;
-    for (int64_t i = 0; i < expected.numElements(); ++i) {
-      double device = run.outputs[0].data<double>()[i];
-      double host = expected.data<double>()[i];
-      double ulps = ulpDistance(device, host, DeviceType::Double);
-      worst = std::max(worst, ulps);
-      ASSERT_LE(ulps, c.ulps) << "element " << i << " (" << std::hexfloat
-                              << values[0].tensor.elementAsDouble(i)
-                              << "): " << device << " vs " << host;
-    }
-    std::printf("%s: worst %.3g ulp\n", c.name.c_str(), worst);
+    UlpComparison comparison =
+        compareUlps(run.outputs[0], expected, DeviceType::Double, c.ulps);
+    EXPECT_TRUE(comparison.within)
+        << comparison.firstMismatch << " at x = " << std::hexfloat
+        << values[0].tensor.elementAsDouble(comparison.worstElement);
+    std::printf("%s: worst %.3g ulp\n", c.name.c_str(), comparison.worst);
   } else {
     Comparison comparison =
         compareTensors(run.outputs[0], expected, half ? 1e-6 : c.atol,

@@ -33,6 +33,14 @@ struct Case {
   bool binary;
 };
 
+/// The operator and the shape: Add_3_4_5.
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  std::string name = info.param.opType;
+  for (int64_t extent : info.param.shape)
+    name += "_" + std::to_string(extent);
+  return name;
+}
+
 class ElementwiseKernel : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ElementwiseKernel, MatchesTheReferenceOnRandomMemory) {
@@ -62,12 +70,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"Identity", {2, 2, 2}, false},
                       // 4.2 Mi elements: more than one pass over LM.
                       Case{"Add", {64, 256, 256}, true}),
-    [](const ::testing::TestParamInfo<Case> &info) {
-      std::string name = info.param.opType;
-      for (int64_t extent : info.param.shape)
-        name += "_" + std::to_string(extent);
-      return name;
-    });
+    caseName);
 
 TEST(ElementwiseKernel, ScalarConstantBecomesAnImmediate) {
   std::vector<reference::Tensor> inputs = {
@@ -141,12 +144,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HalfElementwiseKernel,
                                            Case{"Mul", {16, 6, 28, 28}, true},
                                            Case{"Max", {7}, true},
                                            Case{"Min", {16, 120}, true}),
-                         [](const ::testing::TestParamInfo<Case> &info) {
-                           std::string name = info.param.opType;
-                           for (int64_t extent : info.param.shape)
-                             name += "_" + std::to_string(extent);
-                           return name;
-                         });
+                         caseName);
 
 TEST(HalfElementwiseKernel, ScalarConstantIsAHalfImmediate) {
   std::vector<reference::Tensor> inputs = {
@@ -210,21 +208,17 @@ TEST_P(DoubleElementwiseKernel, MatchesTheReferenceInDouble) {
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   reference::Tensor expected = referenceResult(c.opType, inputs);
   std::string_view op = c.opType;
-  double allowed = op == "Mul" ? 1 : 0;
-  double worst = 0;
-  for (int64_t i = 0; i < expected.numElements(); ++i) {
-    double device = run.outputs[0].data<double>()[i];
-    double host = expected.data<double>()[i];
-    double ulps = ulpDistance(device, host, DeviceType::Double);
-    worst = std::max(worst, ulps);
-    ASSERT_LE(ulps, allowed) << "element " << i << ": " << device << " vs "
-                             << host;
-    // Relu keeps -0 (max(-0, +0) is x) and gives +0 for negatives.
-    if (op == "Relu" || op == "Max" || op == "Min" || op == "Identity")
-      EXPECT_EQ(std::signbit(device), std::signbit(host)) << "element " << i;
-  }
+  UlpComparison comparison = compareUlps(
+      run.outputs[0], expected, DeviceType::Double, op == "Mul" ? 1 : 0);
+  EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+  // Relu keeps -0 (max(-0, +0) is x) and gives +0 for negatives.
+  if (op == "Relu" || op == "Max" || op == "Min" || op == "Identity")
+    for (int64_t i = 0; i < expected.numElements(); ++i)
+      EXPECT_EQ(std::signbit(run.outputs[0].data<double>()[i]),
+                std::signbit(expected.data<double>()[i]))
+          << "element " << i;
   std::printf("%s double: %llu cycles, worst %.0f ulp\n", c.opType,
-              (unsigned long long)run.stats.Cycles, worst);
+              (unsigned long long)run.stats.Cycles, comparison.worst);
   std::string where;
   EXPECT_TRUE(paddingIsZero(run.outputForms[0], run.outputImages[0], where))
       << where;
@@ -241,12 +235,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, DoubleElementwiseKernel,
                                            Case{"Min", {16, 120}, true},
                                            // More than one pass over LM.
                                            Case{"Mul", {64, 128, 130}, true}),
-                         [](const ::testing::TestParamInfo<Case> &info) {
-                           std::string name = info.param.opType;
-                           for (int64_t extent : info.param.shape)
-                             name += "_" + std::to_string(extent);
-                           return name;
-                         });
+                         caseName);
 
 TEST(DoubleElementwiseKernel, ScalarConstantIsADoubleImmediate) {
   // A float64 constant with both words different, and a float32 one, over
@@ -275,12 +264,10 @@ TEST(DoubleElementwiseKernel, ScalarConstantIsADoubleImmediate) {
       if (!wide)
         asDouble[1] = reference::Tensor::fromVector<double>(
             reference::DType::Float64, {}, {0.375});
-      reference::Tensor expected = referenceResult(op, asDouble);
-      for (int64_t i = 0; i < expected.numElements(); ++i)
-        ASSERT_LE(ulpDistance(run.outputs[0].data<double>()[i],
-                              expected.data<double>()[i], DeviceType::Double),
-                  std::string(op) == "Mul" ? 1 : 0)
-            << op << " element " << i;
+      UlpComparison comparison =
+          compareUlps(run.outputs[0], referenceResult(op, asDouble),
+                      DeviceType::Double, std::string(op) == "Mul" ? 1 : 0);
+      EXPECT_TRUE(comparison.within) << op << " " << comparison.firstMismatch;
     }
   }
 }

@@ -3,6 +3,7 @@
 #include "KernelHarness.h"
 
 #include "mncc/emu/Hazards.h"
+#include "mncc/emu/Numerics.h"
 #include "mncc/emu/Parser.h"
 #include "mncc/emu/Simulator.h"
 
@@ -214,13 +215,20 @@ reference::Tensor testing::randomDoubleTensor(std::vector<int64_t> shape,
   return tensor;
 }
 
+namespace {
+/// Mantissa bits and bias of a device format (emu's formats, the one
+/// definition: docs/target/mncore2.md, "Number formats").
+template <typename F> std::pair<int, int> formatOf() {
+  return {int(F::ManBits), F::Bias};
+}
+} // namespace
+
 double testing::ulpDistance(double a, double b, DeviceType type) {
-  int mantissa = type == DeviceType::Half     ? 9
-                 : type == DeviceType::Double ? 52
-                                              : 23;
-  int minExponent = type == DeviceType::Half     ? -30
-                    : type == DeviceType::Double ? -1022
-                                                 : -126;
+  auto [mantissa, bias] = type == DeviceType::Half ? formatOf<emu::Half>()
+                          : type == DeviceType::Double
+                              ? formatOf<emu::Double>()
+                              : formatOf<emu::Single>();
+  int minExponent = 1 - bias;
   // The device has no subnormals: a host value below the smallest normal
   // is its zero.
   double smallest = std::ldexp(1.0, minExponent);
@@ -262,4 +270,27 @@ bool testing::paddingIsZero(const DramForm &form, const DramImage &image,
     }
   }
   return true;
+}
+
+UlpComparison testing::compareUlps(const reference::Tensor &actual,
+                                   const reference::Tensor &expected,
+                                   DeviceType type, double bound) {
+  UlpComparison comparison;
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    double device = actual.elementAsDouble(i);
+    double host = expected.elementAsDouble(i);
+    double ulps = ulpDistance(device, host, type);
+    if (ulps > comparison.worst) {
+      comparison.worst = ulps;
+      comparison.worstElement = i;
+    }
+    if (ulps > bound && comparison.within) {
+      comparison.within = false;
+      std::ostringstream os;
+      os << "element " << i << ": " << std::hexfloat << device << " vs "
+         << host << " (" << ulps << " ulp)";
+      comparison.firstMismatch = os.str();
+    }
+  }
+  return comparison;
 }

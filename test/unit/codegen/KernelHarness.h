@@ -92,6 +92,17 @@ reference::Tensor randomDoubleTensor(std::vector<int64_t> shape, uint64_t seed,
 /// other not.
 double ulpDistance(double a, double b, DeviceType type);
 
+/// Every element within `bound` ulps of the reference (ulpDistance).
+struct UlpComparison {
+  double worst = 0;
+  int64_t worstElement = 0;
+  bool within = true;
+  std::string firstMismatch;
+};
+UlpComparison compareUlps(const reference::Tensor &actual,
+                          const reference::Tensor &expected, DeviceType type,
+                          double bound);
+
 /// Whether every element slot of the image's rows that holds no element
 /// of the form (the row padding, C2) is zero; `where` names the first that
 /// is not.
