@@ -94,7 +94,19 @@ Lowering::Lowering(const KernelRequest &request, VsmWriter *out)
       RawOutputs(request.outputs.size()),
       OutputAliased(request.outputs.size(), false) {
   Program.setRecording(out != nullptr);
+  Program.setDouble(computeType() == DeviceType::Double);
   Program.allocate(PeMemory::GRF0, kStoreScratchWords);
+}
+
+DeviceType Lowering::computeType() const {
+  return !Request.outputs.empty() &&
+                 Request.outputs[0].form.type == DeviceType::Double
+             ? DeviceType::Double
+             : DeviceType::Single;
+}
+
+int32_t Lowering::elementWords() const {
+  return computeType() == DeviceType::Double ? 2 : 1;
 }
 
 bool Lowering::integerTensors() const {
@@ -249,8 +261,8 @@ void Lowering::loadInputs() {
 bool Lowering::reserveMath(std::initializer_list<MathFunction> functions) {
   int64_t want = 0, least = 0;
   for (MathFunction function : functions) {
-    want = std::max(want, mathScratchLongWords(function));
-    least = std::max(least, mathScratchMinimum(function));
+    want = std::max(want, mathScratchLongWords(function, computeType()));
+    least = std::max(least, mathScratchMinimum(function, computeType()));
   }
   std::array<PeBlock, 2> blocks;
   PeMemory memories[2] = {PeMemory::GRF0, PeMemory::GRF1};
@@ -284,7 +296,7 @@ bool Lowering::math(MathFunction function, const std::vector<Slot> &sources,
     blocks.push_back(block(source));
   std::string error;
   if (!emitMathFunction(*Out, function, blocks, block(destination), *Scratch,
-                        error))
+                        error, computeType()))
     return fail(error);
   return true;
 }
@@ -321,7 +333,15 @@ void Lowering::fold(Slot dst, const std::vector<Slot> &sources, Fold kind) {
 }
 
 void Lowering::copyWords(const std::vector<std::pair<Slot, Slot>> &dstSrc) {
-  recordCopies(Program, dstSrc);
+  if (elementWords() == 1) {
+    recordCopies(Program, dstSrc);
+    return;
+  }
+  std::vector<std::pair<Slot, Slot>> words;
+  for (const auto &[dst, src] : dstSrc)
+    for (int32_t w = 0; w < elementWords(); ++w)
+      words.push_back({dst.offset(w), src.offset(w)});
+  recordCopies(Program, words);
 }
 
 void Lowering::finish(KernelDescription &description) {
@@ -335,9 +355,11 @@ void Lowering::finish(KernelDescription &description) {
     const DramForm &form = image.form;
     int32_t perLongWord = image.longWordWords;
     int64_t rowWords = perLongWord * form.rowLongWords();
+    int64_t elementWords = perLongWord / elementsPerLongWord(form.type);
     int64_t data = form.innerExtent();
     if (form.shape.empty() || elementCount(form.shape) == 0)
       data = form.shape.empty() ? 1 : 0;
+    data *= elementWords;
     for (unsigned g = 0; g < form.groups; ++g) {
       int32_t block =
           image.word + int32_t(perLongWord * g * form.groupLongWords());
@@ -454,10 +476,11 @@ public:
     bool integerForm =
         type == DeviceType::Int32 && hasIntegerForm(request.opType);
     // Half tensors widen to singles on the way in and narrow back on the
-    // way out (G12).
-    bool floating = type == DeviceType::Single || type == DeviceType::Half;
+    // way out (G12); doubles compute in double (G13).
+    bool floating = type == DeviceType::Single || type == DeviceType::Half ||
+                    type == DeviceType::Double;
     if (type && !floating && !integerForm) {
-      whyNot = "only single- and half-precision tensors";
+      whyNot = "only floating-point tensors";
       if (type == DeviceType::Int32)
         whyNot += " (" + request.opType + " has no int32 form)";
       else

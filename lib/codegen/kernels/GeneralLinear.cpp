@@ -52,12 +52,14 @@ bool placeProduct(Lowering &l, size_t ia, size_t ib, int32_t accWords,
     place.a = l.placeInput(ia, {GRF0});
     place.b = l.placeInput(ib, {LM0});
     place.out = l.placeOutput(0, {LM1});
-  } else if (l.fits({{LM0, aWords}, {LM1, bWords}, {GRF0, accWords}}) &&
+  } else if (l.fits({{LM0, aWords},
+                     {LM1, bWords},
+                     {GRF0, accWords * l.elementWords()}}) &&
              (l.fits({{LM0, aWords + outWords}, {LM1, bWords}}) ||
               l.fits({{LM0, aWords}, {LM1, bWords + outWords}}))) {
     place.a = l.placeInput(ia, {LM0});
     place.b = l.placeInput(ib, {LM1});
-    place.accumulators = l.allocate({GRF0}, accWords);
+    place.accumulators = l.allocate({GRF0}, accWords * l.elementWords());
     place.out = l.placeOutput(0, {LM0, LM1});
   } else {
     return l.fail("the factors (" + std::to_string(aWords) + " and " +
@@ -128,9 +130,8 @@ bool lowerGemm(Lowering &l) {
   ElemProgram &p = l.program();
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      Slot dst = place.accumulators
-                     ? place.accumulators->offset(int32_t(i * n + j))
-                     : at(*place.out, {i, j});
+      Slot dst = place.accumulators ? l.element(*place.accumulators, i * n + j)
+                                    : at(*place.out, {i, j});
       std::vector<std::pair<Slot, Slot>> taps;
       for (int64_t t = 0; t < k; ++t)
         taps.push_back({at(*place.a, transA ? std::vector<int64_t>{t, i}
@@ -217,7 +218,7 @@ bool lowerMatMul(Lowering &l) {
         ib.push_back(j);
       taps.push_back({at(*place.a, ia), at(*place.b, ib)});
     }
-    Slot dst = place.accumulators ? place.accumulators->offset(position)
+    Slot dst = place.accumulators ? l.element(*place.accumulators, position)
                                   : at(*place.out, index);
     chain(p, dst, taps, std::nullopt);
     if (place.accumulators)
@@ -292,7 +293,7 @@ bool lowerConv(Lowering &l) {
         taps.push_back({at(*place.a, xi), at(*place.b, wi)});
       });
     }
-    Slot dst = place.accumulators ? place.accumulators->offset(position)
+    Slot dst = place.accumulators ? l.element(*place.accumulators, position)
                                   : at(*place.out, index);
     std::optional<Slot> b;
     if (bias)

@@ -38,8 +38,17 @@ public:
   bool dryRun() const { return Out == nullptr; }
   VsmWriter *writer() { return Out; }
 
-  /// Whether the node's tensors are int32 (else single precision).
+  /// Whether the node's tensors are int32 (else floating point).
   bool integerTensors() const;
+  /// The precision the operations compute in: double for double tensors,
+  /// single for single and half ones (G12).
+  DeviceType computeType() const;
+  /// Words one element takes in the images the operations see (2 for a
+  /// double, else 1), and element `index` of a dense array at `base`.
+  int32_t elementWords() const;
+  Slot element(Slot base, int64_t index) const {
+    return base.offset(int32_t(index) * elementWords());
+  }
 
   /// What is left of the PE memories, for the messages of requests that
   /// do not fit.
@@ -98,8 +107,9 @@ public:
   /// the first source copied in and the rest folded in place.
   enum class Fold { Sum, Max, Min };
   void fold(Slot dst, const std::vector<Slot> &sources, Fold kind);
-  /// Copies src[i] -> dst[i], merging runs into long and double long
-  /// word copies where both sides are aligned alike.
+  /// Copies element src[i] -> dst[i] (a word, or a double's long word),
+  /// merging runs into long and double long word copies where both sides
+  /// are aligned alike.
   void copyWords(const std::vector<std::pair<Slot, Slot>> &dstSrc);
 
 private:

@@ -47,34 +47,35 @@ bool sameImage(const DramForm &a, const DramForm &b) {
          a.groups == b.groups;
 }
 
-/// A single-precision scalar known at compile time.
-std::optional<float> scalarConstant(const KernelTensor &tensor) {
+/// A floating-point scalar known at compile time.
+std::optional<double> scalarConstant(const KernelTensor &tensor) {
   if (!tensor.constant || tensor.constant->numElements() != 1)
     return std::nullopt;
   if (!reference::isFloatingPoint(tensor.constant->dtype()))
     return std::nullopt;
-  return float(tensor.constant->elementAsDouble(0));
+  return tensor.constant->elementAsDouble(0);
 }
 
-/// A scalar known at compile time as the bits of the node's element type:
-/// a single, or a 32-bit integer for int32 tensors.
-std::optional<uint32_t> scalarBits(const KernelTensor &tensor, bool integer) {
+/// A scalar of the node's element type: a 32-bit integer's bits for int32
+/// tensors, else a floating-point value (a single or a double in the PE).
+struct Scalar {
+  uint32_t bits = 0;
+  double value = 0;
+};
+
+std::optional<Scalar> scalarOf(const KernelTensor &tensor, bool integer) {
   if (!tensor.constant || tensor.constant->numElements() != 1)
     return std::nullopt;
   if (integer)
-    return uint32_t(int32_t(tensor.constant->elementAsInt64(0)));
-  if (!reference::isFloatingPoint(tensor.constant->dtype()))
-    return std::nullopt;
-  float value = float(tensor.constant->elementAsDouble(0));
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
+    return Scalar{uint32_t(int32_t(tensor.constant->elementAsInt64(0))), 0};
+  if (std::optional<double> value = scalarConstant(tensor))
+    return Scalar{0, *value};
+  return std::nullopt;
 }
 
-uint32_t floatBits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
+/// The constant pool's entry of a scalar.
+Slot scalarSlot(ElemProgram &p, const Scalar &scalar, bool integer) {
+  return integer ? p.constantBits(scalar.bits) : p.constant(scalar.value);
 }
 
 /// Integers of a constant input (axes, for example).
@@ -275,18 +276,18 @@ bool lowerClip(Lowering &l) {
   // The bounds: attributes (opset 6) or scalar inputs, constant or not,
   // as bits of the element type.
   bool integer = l.integerTensors();
-  std::optional<uint32_t> lowValue, highValue;
+  std::optional<Scalar> lowValue, highValue;
   if (r.hasAttribute("min"))
-    lowValue = floatBits(r.getFloat("min", 0));
+    lowValue = Scalar{0, double(r.getFloat("min", 0))};
   if (r.hasAttribute("max"))
-    highValue = floatBits(r.getFloat("max", 0));
+    highValue = Scalar{0, double(r.getFloat("max", 0))};
   const PeImage *bound[3] = {nullptr, nullptr, nullptr};
   for (size_t i = 1; i < 3; ++i) {
     if (!r.hasInput(i))
       continue;
     if (elementCount(r.inputs[i].form.shape) != 1)
       return l.fail("the bounds of Clip are scalars");
-    std::optional<uint32_t> value = scalarBits(r.inputs[i], integer);
+    std::optional<Scalar> value = scalarOf(r.inputs[i], integer);
     if (value) {
       (i == 1 ? lowValue : highValue) = value;
       continue;
@@ -296,18 +297,18 @@ bool lowerClip(Lowering &l) {
       return false;
   }
   l.loadInputs();
-  auto boundSlot = [&](size_t i, std::optional<uint32_t> value) {
+  auto boundSlot = [&](size_t i, std::optional<Scalar> value) {
     if (bound[i])
       return std::optional<Slot>(
           Slot{bound[i]->memory, bound[i]->wordOf(std::vector<int64_t>(
                                      bound[i]->form.shape.size(), 0))});
     if (value)
-      return std::optional<Slot>(l.program().constantBits(*value));
+      return std::optional<Slot>(scalarSlot(l.program(), *value, integer));
     return std::optional<Slot>();
   };
   std::optional<Slot> low = boundSlot(1, lowValue),
                       high = boundSlot(2, highValue);
-  // A runtime bound is one word: it serves word operations only.
+  // A runtime bound is one element: it serves element operations only.
   bool wordsOnly = bound[1] || bound[2];
   auto op = [&](Slot d, Slot x, Width w) {
     if (!low && !high) {
@@ -417,8 +418,8 @@ bool lowerBinary(Lowering &l) {
   // LM0, the second to a GRF when it fits (broadcast operands are small),
   // so that no memory is read twice by one operation.
   bool integer = l.integerTensors();
-  std::optional<uint32_t> constant[2] = {scalarBits(r.inputs[0], integer),
-                                         scalarBits(r.inputs[1], integer)};
+  std::optional<Scalar> constant[2] = {scalarOf(r.inputs[0], integer),
+                                       scalarOf(r.inputs[1], integer)};
   if (constant[0] && constant[1])
     constant[0].reset();
   Operand a, b;
@@ -440,9 +441,9 @@ bool lowerBinary(Lowering &l) {
   l.loadInputs();
   ElemProgram &p = l.program();
   if (constant[0])
-    a.fixed = p.constantBits(*constant[0]);
+    a.fixed = scalarSlot(p, *constant[0], integer);
   if (constant[1])
-    b.fixed = p.constantBits(*constant[1]);
+    b.fixed = scalarSlot(p, *constant[1], integer);
   Slot magic = converted ? p.constantBits(0x4b400000) : Slot{};
   runBinary(l, *y, a, b, [&](Slot d, Slot x, Slot y2, Width w) {
     if (integer && opType != "Mul") {
@@ -505,8 +506,8 @@ bool lowerDiv(Lowering &l) {
     return false;
   const KernelRequest &r = l.request();
   const DramForm &out = r.outputs[0].form;
-  std::optional<float> constant[2] = {scalarConstant(r.inputs[0]),
-                                      scalarConstant(r.inputs[1])};
+  std::optional<double> constant[2] = {scalarConstant(r.inputs[0]),
+                                       scalarConstant(r.inputs[1])};
   Operand a, b;
   if (constant[1]) {
     // Division by a constant is a product with its reciprocal.
@@ -516,7 +517,7 @@ bool lowerDiv(Lowering &l) {
     if (!y)
       return false;
     l.loadInputs();
-    b.fixed = l.program().constant(1.0f / *constant[1]);
+    b.fixed = l.program().constant(1.0 / *constant[1]);
     runBinary(l, *y, a, b, [&](Slot d, Slot x, Slot c, Width w) {
       l.program().mul(d, x, c, w);
     });
@@ -570,7 +571,7 @@ bool lowerSoftmax(Lowering &l) {
     return false;
   // The row maxima in a GRF (read beside x and the output), the row sums
   // in LM (MathLib's blocks lie outside its GRF scratch).
-  int32_t rowWords = int32_t((rows + 7) / 8 * 8);
+  int32_t rowWords = int32_t((rows * l.elementWords() + 7) / 8 * 8);
   std::optional<Slot> maxima = l.allocate({GRF0, GRF1}, rowWords);
   std::optional<Slot> sums = l.allocate({LM0, LM1}, rowWords);
   if (!maxima || !sums ||
@@ -598,7 +599,7 @@ bool lowerSoftmax(Lowering &l) {
     std::vector<Slot> sources;
     for (const auto &[xw, yw] : members[size_t(row)])
       sources.push_back({x.memory, xw});
-    Slot m = maxima->offset(int32_t(row));
+    Slot m = l.element(*maxima, row);
     l.fold(m, sources, Lowering::Fold::Max);
     for (const auto &[xw, yw] : members[size_t(row)])
       p.add({y.memory, yw}, {x.memory, xw}, m, true);
@@ -610,13 +611,13 @@ bool lowerSoftmax(Lowering &l) {
     std::vector<Slot> sources;
     for (const auto &[xw, yw] : members[size_t(row)])
       sources.push_back({y.memory, yw});
-    l.fold(sums->offset(int32_t(row)), sources, Lowering::Fold::Sum);
+    l.fold(l.element(*sums, row), sources, Lowering::Fold::Sum);
   }
   if (!l.math(logarithm ? MathFunction::Log : MathFunction::Reciprocal, {*sums},
               *sums, rowWords))
     return false;
   for (int64_t row = 0; row < rows; ++row) {
-    Slot s = sums->offset(int32_t(row)), m = maxima->offset(int32_t(row));
+    Slot s = l.element(*sums, row), m = l.element(*maxima, row);
     for (const auto &[xw, yw] : members[size_t(row)]) {
       Slot to{y.memory, yw};
       if (logarithm) {
@@ -714,7 +715,7 @@ bool lowerReduce(Lowering &l) {
     l.fold(dst, list, kind);
     if (r.opType == "ReduceMean" && list.size() > 1)
       l.program().mul(dst, dst,
-                      l.program().constant(1.0f / float(list.size())));
+                      l.program().constant(1.0 / double(list.size())));
   }
   return true;
 }
@@ -776,6 +777,9 @@ bool lowerPool(Lowering &l) {
       return l.fail("MaxPool's indices are an int32 tensor shaped as Y");
     if (elementCount(in.shape) >= (int64_t(1) << 24))
       return l.fail("MaxPool's indices need an input under 2^24 elements");
+    if (l.elementWords() != 1)
+      return l.fail("MaxPool's indices are found by comparing 32-bit "
+                    "elements (double given)");
     if (!(indices = l.placeOutput(1, {LM0, LM1})) ||
         !(ring = l.allocate({GRF0}, kRingWords)))
       return false;
@@ -850,7 +854,7 @@ bool lowerPool(Lowering &l) {
     }
     int64_t divisor = countPad ? padded : int64_t(taps.size());
     if (!isMax && divisor > 1)
-      l.program().mul(dst, dst, l.program().constant(1.0f / float(divisor)));
+      l.program().mul(dst, dst, l.program().constant(1.0 / double(divisor)));
   });
   return true;
 }
@@ -899,14 +903,15 @@ bool lowerBatchNorm(Lowering &l) {
   // Per channel: the scale s and the shift t (y = x s + t), and scratch,
   // each in its own memory so that no operation reads one memory twice;
   // in training mode the batch's mean and variance too.
-  std::optional<Slot> s = l.allocate({GRF0, LM0, LM1}, int32_t(channels));
-  std::optional<Slot> t = l.allocate({GRF1, LM1, LM0}, int32_t(channels));
-  std::optional<Slot> h = l.allocate({LM0, LM1}, int32_t(channels));
-  std::optional<Slot> e = l.allocate({LM1, LM0}, int32_t(channels));
+  int32_t channelWords = int32_t(channels) * l.elementWords();
+  std::optional<Slot> s = l.allocate({GRF0, LM0, LM1}, channelWords);
+  std::optional<Slot> t = l.allocate({GRF1, LM1, LM0}, channelWords);
+  std::optional<Slot> h = l.allocate({LM0, LM1}, channelWords);
+  std::optional<Slot> e = l.allocate({LM1, LM0}, channelWords);
   std::optional<Slot> batchMean, batchVar;
   if (training) {
-    batchMean = l.allocate({GRF0, GRF1, LM1, LM0}, int32_t(channels));
-    batchVar = l.allocate({GRF0, GRF1, LM1, LM0}, int32_t(channels));
+    batchMean = l.allocate({GRF0, GRF1, LM1, LM0}, channelWords);
+    batchVar = l.allocate({GRF0, GRF1, LM1, LM0}, channelWords);
   }
   if (!s || !t || !h || !e || (training && (!batchMean || !batchVar)))
     return false;
@@ -931,12 +936,12 @@ bool lowerBatchNorm(Lowering &l) {
     });
     for (int64_t c = 0; c < channels; ++c) {
       const auto &list = members[size_t(c)];
-      Slot mean = batchMean->offset(int32_t(c));
-      Slot var = batchVar->offset(int32_t(c));
+      Slot mean = l.element(*batchMean, c);
+      Slot var = l.element(*batchVar, c);
       std::vector<Slot> sources;
       for (const auto &index : list)
         sources.push_back({x->memory, x->wordOf(index)});
-      float inverse = list.empty() ? 0.0f : 1.0f / float(list.size());
+      double inverse = list.empty() ? 0.0 : 1.0 / double(list.size());
       l.fold(mean, sources, Lowering::Fold::Sum);
       p.mul(mean, mean, p.constant(inverse));
       // Deviations in the output's words, then their squares summed.
@@ -959,9 +964,8 @@ bool lowerBatchNorm(Lowering &l) {
     }
   }
   for (int64_t c = 0; c < channels; ++c) {
-    int32_t ci = int32_t(c);
-    Slot v = h->offset(ci), g = s->offset(ci), q = e->offset(ci),
-         sh = t->offset(ci);
+    Slot v = l.element(*h, c), g = l.element(*s, c), q = l.element(*e, c),
+         sh = l.element(*t, c);
     // v = var + epsilon; g ~ 1 / sqrt(v): frsqrt's 5 bits, then Newton
     // steps g (1.5 - 0.5 v g^2), each doubling the correct bits (four
     // reach single precision from the hardware's estimate).
@@ -980,9 +984,8 @@ bool lowerBatchNorm(Lowering &l) {
     p.add(sh, at(2, c), q, true);
   }
   forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
-    int32_t ci = int32_t(index[1]);
     p.fma({y->memory, y->wordOf(index)}, {x->memory, x->wordOf(index)},
-          s->offset(ci), t->offset(ci));
+          l.element(*s, index[1]), l.element(*t, index[1]));
   });
   // running = input * momentum + current * (1 - momentum).
   for (size_t o = 1; o < 3; ++o) {
@@ -991,7 +994,7 @@ bool lowerBatchNorm(Lowering &l) {
     for (int64_t c = 0; c < channels; ++c) {
       Slot dst{running[o]->memory, running[o]->wordOf({c})};
       const std::vector<Slot> &current = o == 1 ? useMean : useVar;
-      p.mul(dst, current[size_t(c)], p.constant(1 - momentum));
+      p.mul(dst, current[size_t(c)], p.constant(1.0 - double(momentum)));
       p.fma(dst, at(o + 2, c), p.constant(momentum), dst);
     }
   }

@@ -82,6 +82,24 @@ const char *mnemonic(ElemOpcode opcode) {
     return "hvpassa";
   case ElemOpcode::SingleToHalf:
     return "fvpassar";
+  case ElemOpcode::DAdd:
+    return "dvadd";
+  case ElemOpcode::DMulU:
+    return "dvmulu";
+  case ElemOpcode::DFmaU:
+    return "dvfmau";
+  case ElemOpcode::DFmaD:
+    return "dvfmad";
+  case ElemOpcode::DPass:
+    return "dvpassa";
+  case ElemOpcode::DMax:
+    return "dmax";
+  case ElemOpcode::DMin:
+    return "dmin";
+  case ElemOpcode::DRelu:
+    return "drelu";
+  case ElemOpcode::DRsqrt:
+    return "drsqrt";
   }
   return "nop";
 }
@@ -167,6 +185,11 @@ bool general::isMauOpcode(ElemOpcode opcode) {
   case ElemOpcode::Pass:
   case ElemOpcode::HalfToSingle:
   case ElemOpcode::SingleToHalf:
+  case ElemOpcode::DAdd:
+  case ElemOpcode::DMulU:
+  case ElemOpcode::DFmaU:
+  case ElemOpcode::DFmaD:
+  case ElemOpcode::DPass:
     return true;
   default:
     return false;
@@ -176,7 +199,14 @@ bool general::isMauOpcode(ElemOpcode opcode) {
 unsigned general::sourceCount(ElemOpcode opcode) {
   switch (opcode) {
   case ElemOpcode::Fma:
+  case ElemOpcode::DFmaU:
+  case ElemOpcode::DFmaD:
     return 3;
+  case ElemOpcode::DAdd:
+  case ElemOpcode::DMulU:
+  case ElemOpcode::DMax:
+  case ElemOpcode::DMin:
+  case ElemOpcode::DRelu:
   case ElemOpcode::Add:
   case ElemOpcode::Mul:
   case ElemOpcode::Max:
@@ -190,7 +220,9 @@ unsigned general::sourceCount(ElemOpcode opcode) {
   case ElemOpcode::ILsl:
     return 2;
   case ElemOpcode::Pass:
+  case ElemOpcode::DPass:
   case ElemOpcode::Rsqrt:
+  case ElemOpcode::DRsqrt:
   case ElemOpcode::Copy:
   case ElemOpcode::FToI:
   case ElemOpcode::ILNot:
@@ -345,6 +377,88 @@ void ElemProgram::addEdge(int from, int to, int latency) {
 void ElemProgram::record(ElemOp op) {
   if (!Recording)
     return;
+  if (Double && recordAsDouble(op))
+    return;
+  recordOne(op);
+}
+
+bool ElemProgram::recordAsDouble(const ElemOp &op) {
+  ElemOp d = op;
+  switch (op.opcode) {
+  case ElemOpcode::Add:
+    d.opcode = ElemOpcode::DAdd;
+    break;
+  case ElemOpcode::Pass:
+    d.opcode = ElemOpcode::DPass;
+    break;
+  case ElemOpcode::Max:
+    d.opcode = ElemOpcode::DMax;
+    break;
+  case ElemOpcode::Min:
+    d.opcode = ElemOpcode::DMin;
+    break;
+  case ElemOpcode::Relu:
+    d.opcode = ElemOpcode::DRelu;
+    break;
+  case ElemOpcode::Rsqrt:
+    d.opcode = ElemOpcode::DRsqrt;
+    break;
+  case ElemOpcode::Copy:
+  case ElemOpcode::Zero:
+  case ElemOpcode::Mul:
+  case ElemOpcode::Fma:
+    break;
+  default:
+    return false;
+  }
+  // A double long word operation is two doubles: the MAU's dv* and the
+  // ALU's d* take long words.
+  if (op.width == Width::DoubleLong && op.opcode != ElemOpcode::Copy &&
+      op.opcode != ElemOpcode::Zero) {
+    ElemOp low = op, high = op;
+    low.width = high.width = Width::Long;
+    high.dst.word += 2;
+    for (unsigned k = 0; k < sourceCount(op.opcode); ++k)
+      high.src[k].word += 2;
+    record(low);
+    record(high);
+    return true;
+  }
+  if (op.width == Width::Word)
+    d.width = Width::Long;
+  if (op.opcode != ElemOpcode::Mul && op.opcode != ElemOpcode::Fma) {
+    recordOne(d);
+    return true;
+  }
+  // x * y (+ z): the "u" pair's product into a scratch long word of a
+  // memory no operand uses, then the "d" pair's with it as the addend, so
+  // that the destination is written once, after every read.
+  PeMemory free = PeMemory::GRF1;
+  for (PeMemory memory :
+       {PeMemory::GRF1, PeMemory::GRF0, PeMemory::LM0, PeMemory::LM1}) {
+    bool used = memory == op.dst.memory;
+    for (unsigned k = 0; k < sourceCount(op.opcode); ++k)
+      used |= op.src[k].memory == memory;
+    if (!used) {
+      free = memory;
+      break;
+    }
+  }
+  Slot partial = scratch(free, Width::Long);
+  ElemOp first = d;
+  first.opcode =
+      op.opcode == ElemOpcode::Mul ? ElemOpcode::DMulU : ElemOpcode::DFmaU;
+  first.dst = partial;
+  recordOne(first);
+  ElemOp second = d;
+  second.opcode = ElemOpcode::DFmaD;
+  second.src[2] = partial;
+  second.negate = uint8_t(op.negate & 3u);
+  recordOne(second);
+  return true;
+}
+
+void ElemProgram::recordOne(ElemOp op) {
   unsigned sources = sourceCount(op.opcode);
   for (unsigned p = 0; p < sources; ++p) {
     bool conflict = false;
@@ -369,7 +483,7 @@ void ElemProgram::record(ElemOp op) {
       copyOp.width = sourceWidth(op);
       copyOp.dst = copySlot;
       copyOp.src[0] = op.src[p];
-      record(copyOp);
+      recordOne(copyOp);
       op.src[p] = copySlot;
       ++Stats.conflictCopies;
       break;
@@ -561,15 +675,10 @@ void ElemProgram::zeroRange(Slot first, int32_t count) {
   }
 }
 
-Slot ElemProgram::constant(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return constantBits(bits);
-}
-
-Slot ElemProgram::constantBits(uint32_t bits) {
-  auto found = Constants.find(bits);
-  if (found != Constants.end())
+Slot ElemProgram::poolEntry(std::pair<bool, uint64_t> key, bool &fresh) {
+  auto found = Constants.find(key);
+  fresh = found == Constants.end();
+  if (!fresh)
     return found->second;
   Slot slot{PeMemory::GRF1, ConstantNext};
   // A full pool wraps around: the value it replaces is only needed by
@@ -579,13 +688,51 @@ Slot ElemProgram::constantBits(uint32_t bits) {
     ConstantNext = ConstantBase + 4, slot.word = ConstantBase;
   for (auto it = Constants.begin(); it != Constants.end();)
     it = it->second == slot ? Constants.erase(it) : std::next(it);
+  Constants[key] = slot;
+  return slot;
+}
+
+Slot ElemProgram::constant(double value) {
+  if (!Double) {
+    float single = float(value);
+    uint32_t bits;
+    std::memcpy(&bits, &single, sizeof bits);
+    return constantBits(bits);
+  }
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  bool fresh;
+  Slot slot = poolEntry({true, bits}, fresh);
+  if (!fresh)
+    return slot;
+  // The high word first (the long word's most significant), one imm for
+  // both when they are equal.
+  uint32_t high = uint32_t(bits >> 32), low = uint32_t(bits);
+  ElemOp op;
+  op.opcode = ElemOpcode::Imm;
+  op.dst = slot;
+  op.immediate = high;
+  op.width = high == low ? Width::Long : Width::Word;
+  recordOne(op);
+  if (high != low) {
+    op.dst = slot.offset(1);
+    op.immediate = low;
+    recordOne(op);
+  }
+  return slot;
+}
+
+Slot ElemProgram::constantBits(uint32_t bits) {
+  bool fresh;
+  Slot slot = poolEntry({false, bits}, fresh);
+  if (!fresh)
+    return slot;
   ElemOp op;
   op.opcode = ElemOpcode::Imm;
   op.width = Width::DoubleLong;
   op.dst = slot;
   op.immediate = bits;
-  record(op);
-  Constants[bits] = slot;
+  recordOne(op);
   return slot;
 }
 

@@ -78,6 +78,19 @@ enum class ElemOpcode : uint8_t {
   // MAU format conversions (half tensors, computed in single).
   HalfToSingle, // hvpassa: a long word of four halves to four singles
   SingleToHalf, // fvpassar: a long word of two singles to a word of halves
+  // Double precision, one double a long word (a double program's Add, Mul,
+  // ... become these when recorded). The MAU multiplies doubles on one
+  // pair of PEs of a MAB at a time: a product is DFmaU (or DMulU) into a
+  // scratch long word, then DFmaD with that as its addend.
+  DAdd,   // dvadd x y
+  DMulU,  // dvmulu x y: x * y on PEs 0 and 1 of a MAB, 0 on PEs 2 and 3
+  DFmaU,  // dvfmau x y z: x * y + z on PEs 0 and 1, z on PEs 2 and 3
+  DFmaD,  // dvfmad x y z: x * y + z on PEs 2 and 3, z on PEs 0 and 1
+  DPass,  // dvpassa x
+  DMax,   // dmax x y
+  DMin,   // dmin x y
+  DRelu,  // drelu x y
+  DRsqrt, // drsqrt x
 };
 
 bool isMauOpcode(ElemOpcode opcode);
@@ -107,6 +120,14 @@ struct ScheduleStats {
 class ElemProgram {
 public:
   ElemProgram();
+
+  /// A double program: every element is a double in a long word (its
+  /// first word's address names it). The floating operations (add, mul,
+  /// fma, max, min, relu, rsqrt, copy, zero) of any width then act on the
+  /// long word at the address given, in double precision, and constant()
+  /// gives doubles; products take two MAU operations (DFmaU, DFmaD).
+  void setDouble(bool isDouble) { Double = isDouble; }
+  bool isDouble() const { return Double; }
 
   /// Words of a memory not yet allocated.
   int32_t freeWords(PeMemory memory) const;
@@ -141,9 +162,11 @@ public:
   /// Zeroes words [first, first + count) of a memory with the widest
   /// aligned operations.
   void zeroRange(Slot first, int32_t count);
-  /// The word of the constant pool (GRF1) holding a single's bits, written
-  /// by an `imm` the first time it is asked for.
-  Slot constant(float value);
+  /// The words of the constant pool (GRF1) holding `value` as an element
+  /// (a single, or in a double program a double: high word first), written
+  /// by `imm`s the first time it is asked for.
+  Slot constant(double value);
+  /// A 32-bit pattern in every word of a pool entry (integers, masks).
   Slot constantBits(uint32_t bits);
 
   /// Schedules every operation recorded since the last flush and writes
@@ -162,6 +185,13 @@ public:
 private:
   Slot scratch(PeMemory memory, Width width);
   void addEdge(int from, int to, int latency);
+  /// A double program's floating operation as the double operations
+  /// that compute it; false for an operation that stays as it is.
+  bool recordAsDouble(const ElemOp &op);
+  void recordOne(ElemOp op);
+  /// The pool entry holding `key` (see Constants), or a new one (with
+  /// `fresh` set) whose words the caller writes.
+  Slot poolEntry(std::pair<bool, uint64_t> key, bool &fresh);
 
   std::array<int32_t, kPeMemories> Next{};
   std::array<int32_t, kPeMemories> Limit{};
@@ -170,7 +200,10 @@ private:
   std::array<int32_t, kPeMemories> ScratchNext{};
   int32_t ConstantBase = 0;
   int32_t ConstantNext = 0;
-  std::map<uint32_t, Slot> Constants;
+  /// Pool entries by content: (false, a 32-bit pattern in every word) or
+  /// (true, a double's bits).
+  std::map<std::pair<bool, uint64_t>, Slot> Constants;
+  bool Double = false;
 
   // Operations since the last flush, and their dependences.
   std::vector<ElemOp> Ops;
