@@ -74,14 +74,42 @@ size_t mncc::tensorElementBytes(int32_t dataType) {
   }
 }
 
-static std::optional<int64_t> elementCount(const TensorProto &tensor) {
-  int64_t count = 1;
+static std::string shapeText(const TensorProto &tensor);
+
+namespace {
+/// A TensorProto's element count and bytes, from its dims (which are
+/// data), or why they do not fit in 63 bits.
+struct ProtoSize {
+  int64_t elements = 1;
+  uint64_t bytes = 0;
+  std::string error;
+};
+} // namespace
+
+static ProtoSize protoSize(const TensorProto &tensor) {
+  ProtoSize size;
   for (int64_t dim : tensor.dims()) {
-    if (dim < 0 || (dim && count > INT64_MAX / dim))
-      return std::nullopt;
-    count *= dim;
+    if (dim < 0) {
+      size.error = "dimension " + std::to_string(dim) + " of " +
+                   shapeText(tensor) + " is negative";
+      return size;
+    }
+    if (dim && size.elements > INT64_MAX / dim) {
+      size.error = shapeText(tensor) + " has more than 2^63 elements";
+      return size;
+    }
+    size.elements *= dim;
   }
-  return count;
+  auto elementBytes =
+      static_cast<int64_t>(tensorElementBytes(tensor.data_type()));
+  if (elementBytes && size.elements > INT64_MAX / elementBytes) {
+    size.error = shapeText(tensor) + " of " +
+                 tensorElementTypeName(tensor.data_type()) +
+                 " needs more than 2^63 bytes";
+    return size;
+  }
+  size.bytes = static_cast<uint64_t>(size.elements * elementBytes);
+  return size;
 }
 
 static std::string shapeText(const TensorProto &tensor) {
@@ -137,11 +165,11 @@ std::string mncc::checkTensorData(const TensorProto &tensor,
   std::string type = tensorElementTypeName(tensor.data_type());
   if (type == "unknown")
     return "unsupported element type " + std::to_string(tensor.data_type());
-  std::optional<int64_t> count = elementCount(tensor);
-  if (!count)
-    return "invalid dimensions (negative or too large)";
-  size_t elementBytes = tensorElementBytes(tensor.data_type());
-  uint64_t needed = *count * elementBytes;
+  ProtoSize size = protoSize(tensor);
+  if (!size.error.empty())
+    return size.error;
+  int64_t count = size.elements;
+  uint64_t needed = size.bytes;
 
   if (tensor.data_location() == TensorProto::EXTERNAL) {
     std::string location = externalField(tensor, "location");
@@ -161,12 +189,18 @@ std::string mncc::checkTensorData(const TensorProto &tensor,
     if (llvm::StringRef(externalField(tensor, "length")).getAsInteger(10, length) &&
         !externalField(tensor, "length").empty())
       return "external data length is not a number";
+    auto fileBytes = static_cast<int64_t>(fileSize);
+    if (offset < 0 || offset > fileBytes)
+      return "external data offset " + std::to_string(offset) +
+             " lies outside '" + file + "' (" + std::to_string(fileSize) +
+             " bytes)";
     if (length < 0)
-      length = static_cast<int64_t>(fileSize) - offset;
-    if (offset < 0 || offset + length > static_cast<int64_t>(fileSize))
-      return "external data [" + std::to_string(offset) + ", " +
-             std::to_string(offset + length) + ") lies outside '" + file +
-             "' (" + std::to_string(fileSize) + " bytes)";
+      length = fileBytes - offset;
+    // Compared without adding: offset and length come from the model.
+    if (length > fileBytes - offset)
+      return "external data [" + std::to_string(offset) + ", +" +
+             std::to_string(length) + ") lies outside '" + file + "' (" +
+             std::to_string(fileSize) + " bytes)";
     if (static_cast<uint64_t>(length) != needed)
       return "external data has " + std::to_string(length) + " bytes, but " +
              shapeText(tensor) + " of " + type + " needs " +
@@ -174,10 +208,10 @@ std::string mncc::checkTensorData(const TensorProto &tensor,
     return "";
   }
   if (tensor.data_type() == TensorProto::STRING) {
-    if (tensor.string_data_size() != *count)
+    if (tensor.string_data_size() != count)
       return "it has " + std::to_string(tensor.string_data_size()) +
              " strings, but " + shapeText(tensor) + " needs " +
-             std::to_string(*count);
+             std::to_string(count);
     return "";
   }
   if (!tensor.raw_data().empty()) {
@@ -188,12 +222,12 @@ std::string mncc::checkTensorData(const TensorProto &tensor,
     return "";
   }
   int64_t values = typedFieldSize(tensor).value_or(0);
-  if (values == 0 && *count != 0)
+  if (values == 0 && count != 0)
     return "it has no data (" + shapeText(tensor) + " of " + type +
            " needs " + std::to_string(needed) + " bytes)";
-  if (values != *count)
+  if (values != count)
     return "it has " + std::to_string(values) + " values, but " +
-           shapeText(tensor) + " needs " + std::to_string(*count);
+           shapeText(tensor) + " needs " + std::to_string(count);
   return "";
 }
 
@@ -315,14 +349,15 @@ mncc::buildElementsAttr(TensorProto &tensor, RankedTensorType type,
                                 : "";
       !problem.empty())
     return dataError(problem);
-  std::optional<int64_t> count = elementCount(tensor);
-  if (!count)
-    return dataError("invalid dimensions (negative or too large)");
+  ProtoSize size = protoSize(tensor);
+  if (!size.error.empty())
+    return dataError(size.error);
+  int64_t count = size.elements;
   int32_t dataType = tensor.data_type();
   size_t elementBytes = tensorElementBytes(dataType);
 
   if (dataType == TensorProto::STRING) {
-    if (tensor.string_data_size() != *count)
+    if (tensor.string_data_size() != count)
       return dataError(checkTensorData(tensor, modelPath));
     llvm::SmallVector<llvm::StringRef> strings(tensor.string_data().begin(),
                                                tensor.string_data().end());
@@ -352,13 +387,13 @@ mncc::buildElementsAttr(TensorProto &tensor, RankedTensorType type,
       externalLength = -1;
   } else if (!tensor.raw_data().empty()) {
     owned.reset(tensor.release_raw_data());
-  } else if (*count == 0) {
+  } else if (count == 0) {
     owned = std::make_unique<std::string>();
   } else {
     if (std::string problem = checkTensorData(tensor, modelPath);
         !problem.empty())
       return dataError(problem);
-    auto packed = packTypedField(tensor, *count);
+    auto packed = packTypedField(tensor, count);
     if (!packed)
       return packed.takeError();
     owned = std::move(*packed);
@@ -366,7 +401,7 @@ mncc::buildElementsAttr(TensorProto &tensor, RankedTensorType type,
   if (!externalFile.empty()) {
     std::string file = externalPath(modelPath, externalFile);
     if (externalLength < 0)
-      externalLength = *count * elementBytes;
+      externalLength = static_cast<int64_t>(size.bytes);
     auto buffer = llvm::MemoryBuffer::getFileSlice(file, externalLength,
                                                    externalOffset);
     if (!buffer)
@@ -378,11 +413,11 @@ mncc::buildElementsAttr(TensorProto &tensor, RankedTensorType type,
       owned ? llvm::ArrayRef<char>(owned->data(), owned->size())
             : llvm::ArrayRef<char>(mapped->getBufferStart(),
                                    mapped->getBufferSize());
-  if (data.size() != static_cast<size_t>(*count) * elementBytes)
+  if (data.size() != size.bytes)
     return dataError("it has " + std::to_string(data.size()) +
-                   " bytes of data, but " + shapeText(tensor) + " of " +
-                   tensorElementTypeName(dataType) + " needs " +
-                   std::to_string(*count * elementBytes));
+                     " bytes of data, but " + shapeText(tensor) + " of " +
+                     tensorElementTypeName(dataType) + " needs " +
+                     std::to_string(size.bytes));
 
   if (dataType == TensorProto::BOOL) {
     llvm::SmallVector<bool> bits(data.begin(), data.end());
