@@ -64,7 +64,7 @@ fuzz-onnx: fuzz-configure
 	$(FUZZ_RUN) $(FUZZ_DIR)/bin/mncc-onnx-import-fuzzer $(FUZZ_FLAGS) \
 	  -max_len=65536 $(FUZZ_DIR)/corpus-onnx
 
-# Small models imported and run on pfvm:cpu (a 64 MiB memory limit).
+# Small models imported and run on pfvm:cpu (a 4 MiB memory limit).
 fuzz-run: fuzz-configure
 	ninja -C $(FUZZ_DIR) -j$(JOBS) mncc-onnx-run-fuzzer
 	mkdir -p $(FUZZ_DIR)/corpus-run
