@@ -70,7 +70,8 @@ public:
   /// of a quad of halves and clear elsewhere.
   unsigned halfElementScratch(int element);
   /// The scratch entry, set in the PEs of the L1Bs whose bit
-  /// 8 * l2bid + l1bid of `places` is set.
+  /// 8 * l2b + l1bid of `places` is set, l2b the L2B within its group
+  /// ($l2bid mod 2): the same PEs in every group.
   unsigned placeMask(uint16_t places);
 
   /// T (every cycle) = F2[l2bid] + F1[l1bid] + F0[mabid] words, computed

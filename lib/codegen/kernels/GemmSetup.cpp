@@ -224,13 +224,20 @@ unsigned PeSetup::halfElementScratch(int element) {
 }
 
 unsigned PeSetup::placeMask(uint16_t places) {
-  constexpr int64_t kPlaceLw = kSetupGrf1 + 6;   // GRF1: 8 l2bid + l1bid
+  constexpr int64_t kPlaceLw = kSetupGrf1 + 6;   // GRF1: the place
   constexpr int64_t kPatternLw = kSetupGrf1 + 7; // GRF1: the pattern
   constexpr int64_t kAndLw = kSetupGrf1 + 8;     // GRF1: bit & pattern
   constexpr int64_t kBitLw = kTempLw + 1;        // GRF0: 1 << place
   if (!PlaceBit) {
+    // $l2bid numbers the L2Bs of the board (group * 2 + L2B, docs/
+    // layout.md); a place is an L2B of the group, so that every group's
+    // PEs at one place agree.
     int64_t three = constant(3), one = constant(1);
-    Out.step({"ilsl $l2bid " + lwFixed(PeMemory::GRF0, three) + " " +
+    Out.step({"iand $l2bid " + lwFixed(PeMemory::GRF0, one) + " " +
+              lwFixed(PeMemory::GRF1, kPlaceLw)});
+    Out.nop(2);
+    Out.step({"ilsl " + lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
+              lwFixed(PeMemory::GRF0, three) + " " +
               lwFixed(PeMemory::GRF1, kPlaceLw)});
     Out.nop(2);
     Out.step({"iadd $l1bid " + lwFixed(PeMemory::GRF1, kPlaceLw) + " " +

@@ -109,8 +109,19 @@ TEST_P(ConvKernel, MatchesTheReferenceOnRandomMemory) {
   request.attributes["auto_pad"] = stringAttr(c.autoPad);
   KernelRun run;
   std::string error;
-  ASSERT_TRUE(runKernel(request, inputs, hostTypeOf(c.type), run, error))
+  HarnessOptions options;
+  if (const char *seed = std::getenv("CONV_TEST_FILL_SEED"))
+    options.fillSeed = std::strtoull(seed, nullptr, 10);
+  ASSERT_TRUE(
+      runKernel(request, inputs, hostTypeOf(c.type), run, error, options))
       << error;
+  if (const char *dir = std::getenv("CONV_TEST_VSM")) {
+    std::string path = std::string(dir) + "/" + c.name + ".vsm";
+    if (FILE *f = std::fopen(path.c_str(), "w")) {
+      std::fputs(run.program.c_str(), f);
+      std::fclose(f);
+    }
+  }
   EXPECT_EQ(run.description.generator, "conv");
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   int64_t k = c.w[1] * c.w[2] * c.w[3];
@@ -203,6 +214,34 @@ INSTANTIATE_TEST_SUITE_P(
              1, true),
         with(conv("pointwise_half", {2, 32, 7, 7}, {48, 32, 1, 1}, H), 1,
              true)),
+    [](const ::testing::TestParamInfo<ConvCase> &info) {
+      return std::string(info.param.name);
+    });
+
+// small_cnn at batch 16 (test/models/small_cnn.onnx): four groups, each
+// with four images, where the L1B sections' images differ at the edges
+// (padding taps at different quads in different sections).
+INSTANTIATE_TEST_SUITE_P(
+    SmallCnnBatch16, ConvKernel,
+    ::testing::Values(
+        with(conv("conv1_half", {16, 3, 32, 32}, {16, 3, 3, 3}, H,
+                  {1, 1, 1, 1}),
+             1, true),
+        with(conv("conv2_half", {16, 16, 16, 16}, {32, 16, 3, 3}, H,
+                  {1, 1, 1, 1}),
+             1, true),
+        with(conv("conv1_single", {16, 3, 32, 32}, {16, 3, 3, 3}, S,
+                  {1, 1, 1, 1}),
+             1, true),
+        with(conv("conv2_single", {16, 16, 16, 16}, {32, 16, 3, 3}, S,
+                  {1, 1, 1, 1}),
+             1, true),
+        with(conv("conv1_double", {16, 3, 32, 32}, {16, 3, 3, 3}, D,
+                  {1, 1, 1, 1}),
+             1, true),
+        with(conv("conv2_double", {16, 16, 16, 16}, {32, 16, 3, 3}, D,
+                  {1, 1, 1, 1}),
+             1, true)),
     [](const ::testing::TestParamInfo<ConvCase> &info) {
       return std::string(info.param.name);
     });
