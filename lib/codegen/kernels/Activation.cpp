@@ -1,9 +1,9 @@
 //===- Activation.cpp - Element-wise math operators on the flat spread ----===//
 //
-// Exp, Log, Sigmoid, Tanh, Sqrt, Reciprocal, Div (operands of one shape),
-// Abs, LeakyRelu and Clip on single and double tensors (one program per
-// operator, built in the tensor's format), and on half ones through single
-// (E7). Every operand of one DRAM geometry shares the flat spread
+// Exp, Log, Sigmoid, Tanh, Erf, Sqrt, Reciprocal, Div (operands of one
+// shape), Abs, LeakyRelu and Clip on single and double tensors (Erf on
+// single only; one program per operator, built in the tensor's format),
+// and on half ones through single (E7). Every operand of one DRAM geometry shares the flat spread
 // (ActivationSpread.h), so each pass loads a block per PE into LM0 (the
 // second Div operand into LM1), runs the operator's MathProgram (MathLib.h)
 // into LM1 and stores it.
@@ -85,6 +85,8 @@ std::optional<MathFunction> mathFunctionOf(const std::string &opType) {
     return MathFunction::Reciprocal;
   if (opType == "Div")
     return MathFunction::Divide;
+  if (opType == "Erf")
+    return MathFunction::Erf;
   return std::nullopt;
 }
 
@@ -121,10 +123,16 @@ bool planOperator(const KernelRequest &request, Plan &plan,
   const std::string &op = request.opType;
   DeviceType type = programType(request);
   if (std::optional<MathFunction> function = mathFunctionOf(op)) {
+    if (*function == MathFunction::Erf && type == DeviceType::Double) {
+      whyNot = "Erf in double is not implemented (MathLib's erf is single: "
+               "docs/codegen.md M9)";
+      return false;
+    }
     plan.program = mathFunctionProgram(*function, type);
     plan.inputs = mathFunctionInputs(*function);
-    plan.zeroAtZero =
-        *function == MathFunction::Tanh || *function == MathFunction::Sqrt;
+    plan.zeroAtZero = *function == MathFunction::Tanh ||
+                      *function == MathFunction::Sqrt ||
+                      *function == MathFunction::Erf;
     plan.variant = mathFunctionName(*function);
     return true;
   }

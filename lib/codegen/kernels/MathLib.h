@@ -3,7 +3,7 @@
 // Emits VSM that computes a function element by element over a block of
 // long words of singles (two per long word) or doubles (one) in a PE
 // memory, the same in every PE, with no communication: exp, log,
-// reciprocal, division, square root, tanh and sigmoid, and any short
+// reciprocal, division, square root, tanh, sigmoid and erf, and any short
 // sequence of ALU and MAU vector operations a kernel builds with
 // MathProgram.
 //
@@ -149,6 +149,9 @@ enum class MathFunction : uint8_t {
   Sigmoid,
   /// source / second source (two inputs).
   Divide,
+  /// The error function (single only: the activation kernel refuses
+  /// double, M9).
+  Erf,
 };
 
 const char *mathFunctionName(MathFunction function);

@@ -175,6 +175,10 @@ std::vector<Case> cases() {
   all.push_back({"Sqrt_345", "Sqrt", {s345}, 0, 10});
   all.push_back({"Reciprocal_345", "Reciprocal", {s345}, 0.1f, 10});
   all.push_back({"Div_345", "Div", {s345, s345}, -3, 3});
+  // test_erf: [1, 3, 32, 32]; the BERT-like encoder's exact Gelu: [1, 128,
+  // 1024] (MathLib's 3 ulp, M9, and the reference's rounding).
+  all.push_back({"Erf_onnx", "Erf", {{1, 3, 32, 32}}, -4, 4, {}, {}, 5e-7});
+  all.push_back({"Erf_bert_gelu", "Erf", {{1, 128, 1024}}, -3, 3, {}, {}, 5e-7});
   // test_exp_example, test_sigmoid_example: [3].
   all.push_back({"Exp_3", "Exp", {{3}}, -1, 1});
   all.push_back({"Sigmoid_3", "Sigmoid", {{3}}, -1, 1});
@@ -224,7 +228,8 @@ std::vector<Case> cases() {
            {"Tanh_lenet_conv1_half", "Tanh", {16, 6, 28, 28}, -3, 3},
            {"Exp_lenet_logits_half", "Exp", {16, 10}, -4, 4},
            {"Log_345_half", "Log", s345, 0.01f, 10},
-           {"Sqrt_cnn_half", "Sqrt", {16, 32, 16, 16}, 0, 10}}) {
+           {"Sqrt_cnn_half", "Sqrt", {16, 32, 16, 16}, 0, 10},
+           {"Erf_345_half", "Erf", s345, -3, 3}}) {
     Case half{name, op, {shape}, low, high};
     half.type = DeviceType::Half;
     all.push_back(half);
@@ -350,6 +355,13 @@ TEST(ActivationKernel, RefusesWhatItDoesNotCover) {
     if (std::string(generator->name()) == "activation")
       EXPECT_FALSE(generator->matches(clip, whyNot));
   EXPECT_NE(whyNot.find("scalar constant"), std::string::npos) << whyNot;
+  // MathLib's erf is single (M9): double goes to the next generator.
+  KernelRequest erf = makeRequest("Erf", {randomDoubleTensor({4, 8}, 3)},
+                                  {{4, 8}}, DeviceType::Double);
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "activation")
+      EXPECT_FALSE(generator->matches(erf, whyNot));
+  EXPECT_NE(whyNot.find("Erf in double"), std::string::npos) << whyNot;
 }
 
 } // namespace
