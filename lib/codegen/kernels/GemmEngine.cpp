@@ -414,11 +414,18 @@ struct ModeChoice {
   int64_t paddedTiles = 0;
 };
 
+/// Plans one mode with K in `phaseFactor` times the phases LM1 needs
+/// (each phase a smaller A image in LM0); false with the reason otherwise,
+/// `phasesLeft` false when no more phases are possible.
 bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
-              std::string &error);
+              int64_t phaseFactor, bool &phasesLeft, std::string &error);
 
 /// Chooses the plan (or explains why none fits): the modes the tile count
-/// allows, the cheapest first.
+/// allows, the cheapest first; then the same with K in twice, four times
+/// ... as many phases, until every K-chunk is a phase of its own. More
+/// phases reload B per phase but shrink A's image, which LM0 (2040 slots)
+/// bounds: rows x K-chunks of a phase (double Gemm 16 x 512 x 10: 16 rows
+/// of 128 K-chunks take two phases).
 bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   const MatrixUnit &u = *s.unit;
   if (s.outType != u.type &&
@@ -454,20 +461,28 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
     choices.push_back({MabMode::Slot, L1bMode::Rows, padded});
   }
   std::string first;
-  for (const ModeChoice &choice : choices) {
-    p = Plan();
-    std::string why;
-    if (planMode(s, p, choice, why))
-      return true;
-    if (first.empty())
-      first = why;
+  for (int64_t factor = 1;; factor *= 2) {
+    bool anyPhasesLeft = false;
+    for (const ModeChoice &choice : choices) {
+      p = Plan();
+      std::string why;
+      bool phasesLeft = false;
+      if (planMode(s, p, choice, factor, phasesLeft, why))
+        return true;
+      anyPhasesLeft |= phasesLeft;
+      if (first.empty())
+        first = why;
+    }
+    if (!anyPhasesLeft)
+      break;
   }
   error = first;
   return false;
 }
 
 bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
-              std::string &error) {
+              int64_t phaseFactor, bool &phasesLeft, std::string &error) {
+  phasesLeft = false;
   p.spec = &s;
   p.unit = s.unit;
   const MatrixUnit &u = *s.unit;
@@ -495,7 +510,15 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     return false;
   }
   p.phases = ceilDiv(p.kc, p.kcPerPhase);
+  // The previous factor's phases, when they were every K-chunk already.
+  if (phaseFactor > 1 && p.phases * (phaseFactor / 2) >= p.kc) {
+    error = "no more K phases";
+    return false;
+  }
+  p.phases = std::min(p.kc, p.phases * phaseFactor);
   p.kcPerPhase = ceilDiv(p.kc, p.phases);
+  p.phases = ceilDiv(p.kc, p.kcPerPhase);
+  phasesLeft = p.phases < p.kc;
   p.rowStride = s.a->rowStride(p.kcPerPhase);
   p.tileLw = p.tilesPerMab * p.kcPerPhase * u.tilePeLongWords;
 

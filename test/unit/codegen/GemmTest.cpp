@@ -280,6 +280,28 @@ GemmCase runtime(GemmCase c) {
   return c;
 }
 
+// Small N and a long K where A's image of every K-chunk does not fit LM0
+// (16 rows x 128 double K-chunks > 2040 slots): K in more phases than LM1
+// needs (mnist_mlp's fc3 under float_dtype double).
+INSTANTIATE_TEST_SUITE_P(
+    Phases, GemmKernel,
+    ::testing::Values(
+        gemm("fc3_16x512x10_double", {{16, 512}, {512, 10}, {10}}, {16, 10},
+             D),
+        gemm("fc3_1x512x10_double", {{1, 512}, {512, 10}, {10}}, {1, 10}, D),
+        gemm("deep_16x3000x10_double", {{16, 3000}, {3000, 10}, {10}},
+             {16, 10}, D),
+        gemm("deep_48x2048x24_double", {{48, 2048}, {2048, 24}}, {48, 24}, D),
+        gemm("deep_40x4096x20_single", {{40, 4096}, {4096, 20}, {20}},
+             {40, 20}, S),
+        gemm("deep_64x2048x40_half", {{64, 2048}, {2048, 40}, {40}}, {64, 40},
+             H),
+        runtime(gemm("fc3_runtime_16x512x10_double",
+                     {{16, 512}, {512, 10}, {10}}, {16, 10}, D))),
+    [](const ::testing::TestParamInfo<GemmCase> &info) {
+      return std::string(info.param.name);
+    });
+
 GemmCase transposed(GemmCase c) {
   c.transB = true;
   return c;
