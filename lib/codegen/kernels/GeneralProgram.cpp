@@ -76,6 +76,12 @@ const char *mnemonic(ElemOpcode opcode) {
     return "ilsl";
   case ElemOpcode::ILNot:
     return "ilnot";
+  case ElemOpcode::IAnd:
+    return "iand";
+  case ElemOpcode::IOr:
+    return "ior";
+  case ElemOpcode::ILsrU:
+    return "uilsr";
   case ElemOpcode::FToI:
     return "fftoi";
   case ElemOpcode::HalfToSingle:
@@ -218,6 +224,9 @@ unsigned general::sourceCount(ElemOpcode opcode) {
   case ElemOpcode::IMin:
   case ElemOpcode::IXor:
   case ElemOpcode::ILsl:
+  case ElemOpcode::IAnd:
+  case ElemOpcode::IOr:
+  case ElemOpcode::ILsrU:
     return 2;
   case ElemOpcode::Pass:
   case ElemOpcode::DPass:

@@ -74,6 +74,9 @@ enum class ElemOpcode : uint8_t {
   IXor,  // ixor x y
   ILsl,  // ilsl x y: x shifted left by y
   ILNot, // ilnot x: 1 where x is 0, else 0
+  IAnd,  // iand x y
+  IOr,   // ior x y
+  ILsrU, // uilsr x y: x shifted right by y, zeros shifted in
   FToI,  // fftoi x: a single to an integer, towards zero
   // MAU format conversions (half tensors, computed in single).
   HalfToSingle, // hvpassa: a long word of four halves to four singles

@@ -58,11 +58,14 @@ constexpr int64_t kSmallLongWords = 2048;
 constexpr unsigned kL2bs = kDramGroups * kL2bsPerGroup;
 
 /// An element's place in an image: group block, long word in the block,
-/// and word in the long word (0 for 64-bit elements).
+/// and its first *unit* in the long word. A unit is what the element
+/// copies address: a word (32- and 64-bit elements, 2 a long word) or a
+/// half (16-bit elements, 4 a long word, two to a word, the first the
+/// word's most significant).
 struct Place {
   unsigned group;
   int64_t longWord;
-  unsigned word;
+  unsigned unit;
 };
 
 /// A run of long words of one group's block of an image.
@@ -75,24 +78,30 @@ struct Run {
   }
 };
 
-unsigned elementWords(DeviceType type) {
+/// Units an element takes, and a long word holds.
+unsigned elementUnits(DeviceType type) {
   return type == DeviceType::Double ? 2 : 1;
+}
+unsigned unitsPerLongWord(DeviceType type) {
+  return type == DeviceType::Half ? 4 : 2;
 }
 
 Place placeOf(const DramForm &form, const std::vector<int64_t> &index) {
   DramForm::Location at = form.locate(index);
-  unsigned words = elementWords(form.type);
-  return {at.group, at.address - form.base, words == 2 ? 0 : at.slot};
+  unsigned units = elementUnits(form.type);
+  return {at.group, at.address - form.base, units == 2 ? 0 : at.slot};
 }
 
 /// What one tile does, independent of where: the lengths of its pieces
 /// and segments, where they lie in the window and the buffer, and for
-/// every buffer word the window word it copies (-1: zero).
+/// every buffer unit the window unit it copies (-1: zero).
 struct TileClass {
   std::vector<int64_t> pieceLongWords, windowOffset;
   int64_t windowLongWords = 0;
   std::vector<int64_t> segmentLongWords, bufferOffset;
   int64_t bufferLongWords = 0;
+  /// Units of a long word (Place): 2 words, or 4 halves.
+  unsigned unitsPerLongWord = 2;
   std::vector<int32_t> local;
 
   auto key() const { return std::tie(pieceLongWords, segmentLongWords, local); }
@@ -116,7 +125,7 @@ struct Move {
 /// not fit.
 bool buildTile(const std::vector<Move> &moves,
                const std::vector<std::pair<Place, int64_t>> &rowEnds,
-               int64_t gap, unsigned words, Tile &tile, TileClass &cls) {
+               int64_t gap, DeviceType type, Tile &tile, TileClass &cls) {
   std::vector<std::pair<unsigned, int64_t>> in, out;
   for (const Move &m : moves) {
     in.push_back({m.from.group, m.from.longWord});
@@ -155,7 +164,9 @@ bool buildTile(const std::vector<Move> &moves,
     cls.segmentLongWords.push_back(r.longWords);
   cls.windowLongWords = roundUp(std::max<int64_t>(cls.windowLongWords, 1), 8);
   cls.bufferLongWords = roundUp(std::max<int64_t>(cls.bufferLongWords, 1), 4);
-  cls.local.assign(size_t(2 * cls.bufferLongWords), -1);
+  unsigned perLongWord = unitsPerLongWord(type), units = elementUnits(type);
+  cls.unitsPerLongWord = perLongWord;
+  cls.local.assign(size_t(perLongWord * cls.bufferLongWords), -1);
   auto locate = [](const std::vector<Run> &list,
                    const std::vector<int64_t> &offsets, unsigned group,
                    int64_t longWord) {
@@ -169,9 +180,9 @@ bool buildTile(const std::vector<Move> &moves,
         locate(tile.pieces, cls.windowOffset, m.from.group, m.from.longWord);
     int64_t buffer =
         locate(tile.segments, cls.bufferOffset, m.to.group, m.to.longWord);
-    for (unsigned w = 0; w < words; ++w)
-      cls.local[size_t(2 * buffer + m.to.word + w)] =
-          int32_t(2 * window + m.from.word + w);
+    for (unsigned u = 0; u < units; ++u)
+      cls.local[size_t(perLongWord * buffer + m.to.unit + u)] =
+          int32_t(perLongWord * window + m.from.unit + u);
   }
   return true;
 }
@@ -298,30 +309,131 @@ struct Plan {
   double cycles = 0;
 };
 
-/// Copy operations a class's element copies take once merged (as
-/// recordCopies merges them: runs aligned alike on both sides).
-int64_t copyOperations(const TileClass &cls) {
-  int64_t operations = 0;
-  size_t w = 0;
-  while (w < cls.local.size()) {
-    if (cls.local[w] < 0) {
-      ++w;
+/// How the buffer's words are made from the window's (emitRound): a word
+/// zeroed, copied, or for halves assembled from two halves of other words.
+struct BufferFill {
+  /// Runs of words to zero: (first, count).
+  std::vector<std::pair<int32_t, int32_t>> zeros;
+  /// Word copies (buffer word, window word), merged by recordCopies.
+  std::vector<std::pair<Slot, Slot>> copies;
+  /// Half assemblies: buffer word, and the window half of each of its
+  /// halves (-1: zero).
+  struct Assembly {
+    int32_t word;
+    int32_t high, low;
+  };
+  std::vector<Assembly> assemblies;
+};
+
+BufferFill bufferFill(const TileClass &cls) {
+  BufferFill fill;
+  bool halves = cls.unitsPerLongWord == 4;
+  size_t words = size_t(2 * cls.bufferLongWords);
+  auto unitsOf = [&](size_t w) -> std::pair<int32_t, int32_t> {
+    if (!halves)
+      return {cls.local[w], -1};
+    return {cls.local[2 * w], cls.local[2 * w + 1]};
+  };
+  for (size_t w = 0; w < words;) {
+    auto [high, low] = unitsOf(w);
+    bool empty = high < 0 && (!halves || low < 0);
+    if (empty) {
+      size_t end = w;
+      while (end < words) {
+        auto [h, l] = unitsOf(end);
+        if (h >= 0 || (halves && l >= 0))
+          break;
+        ++end;
+      }
+      fill.zeros.push_back({int32_t(w), int32_t(end - w)});
+      w = end;
       continue;
     }
-    size_t end = w + 1;
-    while (end < cls.local.size() && cls.local[end] == cls.local[end - 1] + 1)
+    if (!halves)
+      fill.copies.push_back(
+          {{PeMemory::LM1, int32_t(w)}, {PeMemory::LM0, high}});
+    else if (high >= 0 && high % 2 == 0 && low == high + 1)
+      fill.copies.push_back(
+          {{PeMemory::LM1, int32_t(w)}, {PeMemory::LM0, high / 2}});
+    else
+      fill.assemblies.push_back({int32_t(w), high, low});
+    ++w;
+  }
+  return fill;
+}
+
+/// Copy operations a class's element copies take once merged (as
+/// recordCopies merges them: runs aligned alike on both sides), and the
+/// integer operations of half assemblies.
+int64_t copyOperations(const TileClass &cls) {
+  BufferFill fill = bufferFill(cls);
+  int64_t operations = 0;
+  for (const BufferFill::Assembly &a : fill.assemblies)
+    operations += a.high >= 0 && a.low >= 0 ? 3 : 1;
+  const auto &copies = fill.copies;
+  size_t i = 0;
+  while (i < copies.size()) {
+    size_t end = i + 1;
+    while (end < copies.size() &&
+           copies[end].first.word == copies[end - 1].first.word + 1 &&
+           copies[end].second.word == copies[end - 1].second.word + 1)
       ++end;
-    while (w < end) {
-      size_t left = end - w, step = 1;
-      if (w % 4 == 0 && cls.local[w] % 4 == 0 && left >= 4)
+    while (i < end) {
+      size_t left = end - i, step = 1;
+      int32_t w = copies[i].first.word, from = copies[i].second.word;
+      if (w % 4 == 0 && from % 4 == 0 && left >= 4)
         step = 4;
-      else if (w % 2 == 0 && cls.local[w] % 2 == 0 && left >= 2)
+      else if (w % 2 == 0 && from % 2 == 0 && left >= 2)
         step = 2;
       ++operations;
-      w += step;
+      i += step;
     }
   }
   return operations;
+}
+
+/// Records the buffer's fill: zeros, merged copies, and each assembled
+/// word of halves as its high half (`iand` with 0xffff0000 of a word's
+/// high half, or `ilsl` 16 of its low half), its low half (`iand` with
+/// 0xffff of a low half, `uilsr` 16 of a high one) in a GRF0 word, and
+/// `ior` of the two.
+void recordBufferFill(ElemProgram &program, const TileClass &cls) {
+  BufferFill fill = bufferFill(cls);
+  for (const auto &[first, count] : fill.zeros)
+    program.zeroRange({PeMemory::LM1, first}, count);
+  recordCopies(program, fill.copies);
+  if (fill.assemblies.empty())
+    return;
+  constexpr int32_t kTemporaries = 256;
+  std::optional<Slot> temporaries =
+      program.allocate(PeMemory::GRF0, kTemporaries);
+  Slot highMask = program.constantBits(0xffff0000u),
+       lowMask = program.constantBits(0x0000ffffu),
+       sixteen = program.constantBits(16);
+  int32_t next = 0;
+  for (const BufferFill::Assembly &a : fill.assemblies) {
+    Slot dst{PeMemory::LM1, a.word};
+    auto part = [&](int32_t half, bool high, Slot to) {
+      Slot from{PeMemory::LM0, half / 2};
+      bool fromHigh = half % 2 == 0;
+      if (high == fromHigh)
+        program.integer(ElemOpcode::IAnd, to, from, high ? highMask : lowMask);
+      else
+        program.integer(high ? ElemOpcode::ILsl : ElemOpcode::ILsrU, to, from,
+                        sixteen);
+    };
+    if (a.high < 0) {
+      part(a.low, false, dst);
+      continue;
+    }
+    part(a.high, true, dst);
+    if (a.low < 0)
+      continue;
+    Slot low = temporaries->offset(next);
+    next = (next + 1) % kTemporaries;
+    part(a.low, false, low);
+    program.integer(ElemOpcode::IOr, dst, dst, low);
+  }
 }
 
 /// Estimated cycles of a round (R6): the MV issue slots (16 cycles each,
@@ -496,7 +608,6 @@ bool planChunks(const DramForm &in, const DramForm &out, const SourceFn &source,
   });
   TileSet set{plan, {}};
   std::vector<Box> boxes;
-  unsigned words = elementWords(out.type);
   for (size_t c = 0; c < chunks; ++c) {
     unsigned g = unsigned(c / size_t(perGroup));
     int64_t first = int64_t(c % size_t(perGroup)) * size;
@@ -507,7 +618,7 @@ bool planChunks(const DramForm &in, const DramForm &out, const SourceFn &source,
         {{g, first, 0}, first + length}};
     Tile tile;
     TileClass cls;
-    if (!buildTile(moves[c], rowEnds, gap, words, tile, cls))
+    if (!buildTile(moves[c], rowEnds, gap, out.type, tile, cls))
       return false;
     int id = set.add(std::move(tile), std::move(cls));
     if (c % kL1bsPerL2b == 0)
@@ -586,7 +697,6 @@ bool planBoxes(const DramForm &in, const DramForm &out,
   int64_t tilesX = ceilDiv(X, bx), tilesY = ceilDiv(Y, by);
   TileSet set{plan, {}};
   std::vector<Box> boxes;
-  unsigned words = elementWords(out.type);
   std::vector<int64_t> index(in.shape.size()), outIndex(in.shape.size());
   for (int64_t b = 0; b < batches; ++b) {
     spread(in, t.batch, b, index);
@@ -613,7 +723,7 @@ bool planBoxes(const DramForm &in, const DramForm &out,
           }
           Tile tile;
           TileClass cls;
-          if (!buildTile(moves, rowEnds, gap, words, tile, cls))
+          if (!buildTile(moves, rowEnds, gap, out.type, tile, cls))
             return false;
           box.tiles[size_t(i - i0)] = set.add(std::move(tile), std::move(cls));
         }
@@ -716,21 +826,7 @@ void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
   out.nop();
   // The buffer in LM1, word by word from the window in LM0.
   ElemProgram program;
-  std::vector<std::pair<Slot, Slot>> copies;
-  for (size_t w = 0; w < c.local.size();) {
-    if (c.local[w] >= 0) {
-      copies.push_back(
-          {{PeMemory::LM1, int32_t(w)}, {PeMemory::LM0, c.local[w]}});
-      ++w;
-      continue;
-    }
-    size_t end = w;
-    while (end < c.local.size() && c.local[end] < 0)
-      ++end;
-    program.zeroRange({PeMemory::LM1, int32_t(w)}, int32_t(end - w));
-    w = end;
-  }
-  recordCopies(program, copies);
+  recordBufferFill(program, c);
   program.flush(out);
   // Gather the buffer of every L1B into its L1BM: PE p reads long words
   // 64 j + p through a base address of 2 $peid (as the general kernel's
@@ -867,7 +963,8 @@ Plan makePlan(const DramForm &in, const DramForm &out, const SourceFn &source,
       bool alongX;
     };
     std::vector<Shape> shapes;
-    int64_t most = 2 * kWindowLimit; // elements a window of singles holds
+    // Elements a window holds.
+    int64_t most = elementsPerLongWord(in.type) * kWindowLimit;
     for (int64_t bx : extentsFor(X, most))
       for (int64_t by : extentsFor(Y, most)) {
         if (bx * by > most || bx * by * 4 < most)
@@ -909,8 +1006,8 @@ public:
       return false;
     }
     const DramForm &in = request.inputs[0].form, &out = request.outputs[0].form;
-    if (in.type != out.type || in.type == DeviceType::Half) {
-      whyNot = "reorders move 32- and 64-bit elements of one type";
+    if (in.type != out.type) {
+      whyNot = "reorders move elements of one type";
       return false;
     }
     PeImage inImage{in, PeMemory::LM0, 0}, outImage{out, PeMemory::LM0, 0};

@@ -71,9 +71,23 @@ Tensor expectedOutput(const ReorderCase &c, const Tensor &input) {
 
 class ReorderKernel : public ::testing::TestWithParam<ReorderCase> {};
 
+/// The tensor as the device's half holds it: a half reorder moves the
+/// halves bit for bit, so the expected output is the rounded input moved.
+Tensor roundedToHalf(const Tensor &tensor) {
+  std::vector<uint16_t> bits(size_t(tensor.numElements()));
+  Tensor result(DType::Float32, tensor.shape());
+  hostToDevice(DType::Float32, tensor.raw(), DeviceType::Half, bits.data(),
+               tensor.numElements());
+  deviceToHost(DeviceType::Half, bits.data(), DType::Float32, result.raw(),
+               tensor.numElements());
+  return result;
+}
+
 TEST_P(ReorderKernel, MovesEveryElementOnRandomMemory) {
   const ReorderCase &c = GetParam();
   std::vector<Tensor> inputs = {randomTensor(c.inShape, 7, -100, 100)};
+  if (c.type == DeviceType::Half)
+    inputs[0] = roundedToHalf(inputs[0]);
   KernelRequest request = makeRequest(c.opType, inputs, {c.outShape}, c.type);
   request.inputs[0].form = DramForm::canonical(c.type, c.inShape, c.inOrder);
   request.outputs[0].form = DramForm::canonical(c.type, c.outShape, c.outOrder);
@@ -182,6 +196,54 @@ std::vector<ReorderCase> cases() {
        {1, 0},
        1,
        DeviceType::Double},
+      // Halves: two to a word, so an element moved to the other half of a
+      // word is shifted and or-ed in.
+      {"half_nchw_to_nhwc",
+       "Transpose",
+       {1, 16, 28, 28},
+       nchw,
+       {1, 16, 28, 28},
+       nhwc,
+       {0, 1, 2, 3},
+       1,
+       DeviceType::Half},
+      {"half_nhwc_to_nchw",
+       "Transpose",
+       {1, 64, 14, 14},
+       nhwc,
+       {1, 64, 14, 14},
+       nchw,
+       {0, 1, 2, 3},
+       1,
+       DeviceType::Half},
+      {"half_matrix_odd",
+       "Transpose",
+       {123, 77},
+       {},
+       {77, 123},
+       {},
+       {1, 0},
+       1,
+       DeviceType::Half},
+      // LeNet-5's Flatten at batch 16.
+      {"half_flatten_5x5",
+       "Flatten",
+       {16, 16, 5, 5},
+       {},
+       {16, 400},
+       {},
+       {},
+       1,
+       DeviceType::Half},
+      {"half_reshape_split",
+       "Reshape",
+       {6000},
+       {},
+       {50, 120},
+       {},
+       {},
+       1,
+       DeviceType::Half},
   };
   return list;
 }
