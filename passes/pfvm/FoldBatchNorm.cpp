@@ -59,6 +59,36 @@ Tensor tensorOf(DType dtype, const std::vector<int64_t> &shape,
   return tensor;
 }
 
+/// `weights` with each element multiplied by its channel's factor, in
+/// double and rounded once to the weights' type. The weights are read as
+/// [outer, channels, inner] with channels = s.size(): a Conv's W is
+/// [1, M, C/group x kernel], a Gemm's B [1, N, K] with transB and [K, N, 1]
+/// without. Typed loops without a division per element: ResNet-50's 25
+/// million weights go through here.
+Tensor scaledWeights(const Tensor &weights, const std::vector<double> &s,
+                     int64_t inner) {
+  int64_t channels = static_cast<int64_t>(s.size());
+  int64_t outer =
+      channels && inner ? weights.numElements() / (channels * inner) : 0;
+  Tensor scaled = Tensor::uninitialized(weights.dtype(), weights.shape());
+  auto scale = [&](auto zero) {
+    using Element = decltype(zero);
+    const Element *in = weights.data<Element>();
+    Element *out = scaled.data<Element>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < channels; ++c) {
+        double factor = s[c];
+        for (int64_t i = 0; i < inner; ++i, ++in, ++out)
+          *out = static_cast<Element>(static_cast<double>(*in) * factor);
+      }
+  };
+  if (weights.dtype() == DType::Float32)
+    scale(0.0f);
+  else
+    scale(0.0);
+  return scaled;
+}
+
 /// The name of a new weight: the initializer's it replaces, if any.
 std::string nameFor(Value replaced, llvm::StringRef fallback) {
   if (auto initializer = replaced.getDefiningOp<onnx::InitializerOp>())
@@ -157,11 +187,7 @@ struct FoldBatchNormPass
       bias = *given;
     }
     int64_t perChannel = channels ? weights->numElements() / channels : 0;
-    std::vector<double> scaled(weights->numElements());
-    for (int64_t m = 0; m < channels; ++m)
-      for (int64_t i = 0; i < perChannel; ++i)
-        scaled[m * perChannel + i] =
-            weights->elementAsDouble(m * perChannel + i) * affine->s[m];
+    Tensor scaled = scaledWeights(*weights, affine->s, perChannel);
     std::vector<double> shifted(channels);
     for (int64_t m = 0; m < channels; ++m)
       shifted[m] = bias[m] * affine->s[m] + affine->t[m];
@@ -169,8 +195,7 @@ struct FoldBatchNormPass
     OpBuilder builder(conv);
     std::string weightName = nameFor(conv.getW(), "conv.weight");
     Value newWeights =
-        createWeight(builder, conv.getW().getLoc(),
-                     tensorOf(dtype, weights->shape(), scaled), weightName);
+        createWeight(builder, conv.getW().getLoc(), scaled, weightName);
     Value newBias = createWeight(
         builder, norm.getB().getLoc(), tensorOf(dtype, {channels}, shifted),
         conv.getB() ? nameFor(conv.getB(), weightName + "_bias")
@@ -222,11 +247,7 @@ struct FoldBatchNormPass
         bias[j] = given->elementAsDouble(scalar ? 0 : j);
     }
     double beta = gemm.getBeta().convertToFloat();
-    std::vector<double> scaled(weights->numElements());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        scaled[r * cols + c] = weights->elementAsDouble(r * cols + c) *
-                               affine->s[transposed ? r : c];
+    Tensor scaled = scaledWeights(*weights, affine->s, transposed ? cols : 1);
     std::vector<double> shifted(columns);
     for (int64_t j = 0; j < columns; ++j)
       shifted[j] = beta * bias[j] * affine->s[j] + affine->t[j];
@@ -234,8 +255,7 @@ struct FoldBatchNormPass
     OpBuilder builder(gemm);
     std::string weightName = nameFor(gemm.getB(), "gemm.weight");
     Value newWeights =
-        createWeight(builder, gemm.getB().getLoc(),
-                     tensorOf(dtype, weights->shape(), scaled), weightName);
+        createWeight(builder, gemm.getB().getLoc(), scaled, weightName);
     Value newBias = createWeight(
         builder, norm.getB().getLoc(), tensorOf(dtype, {columns}, shifted),
         gemm.getC() ? nameFor(gemm.getC(), weightName + "_bias")

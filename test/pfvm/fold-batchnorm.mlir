@@ -58,6 +58,24 @@ func.func @gemm(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
   return %y : tensor<3x2xf32>
 }
 
+// Gemm without transB: the columns of B are the channels (B is K x N);
+// without C, the new C is t alone.
+// CHECK-LABEL: func.func @gemm_columns
+// CHECK-DAG: onnx.Initializer "hw" dense<{{\[\[}}2.000000e+00, 1.000000e+00], [6.000000e+00, 2.000000e+00], [1.000000e+01, 3.000000e+00]]> : tensor<3x2xf32>
+// CHECK-DAG: onnx.Initializer "hw_bias" dense<[-1.500000e+00, -1.000000e+00]> : tensor<2xf32>
+// CHECK: "onnx.Gemm"
+// CHECK-NOT: onnx.BatchNormalization
+func.func @gemm_columns(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = onnx.Initializer "hw" dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %g = "onnx.Gemm"(%x, %w) : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %scale = onnx.Initializer "scale" dense<[2.0, 0.5]> : tensor<2xf32>
+  %bias = onnx.Initializer "bias" dense<[0.5, 0.0]> : tensor<2xf32>
+  %mean = onnx.Initializer "mean" dense<[1.0, 2.0]> : tensor<2xf32>
+  %var = onnx.Initializer "var" dense<1.0> : tensor<2xf32>
+  %y = "onnx.BatchNormalization"(%g, %scale, %bias, %mean, %var) {epsilon = 0.0 : f32, resultSegmentSizes = array<i32: 1, 0, 0>} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
 // Left alone: weights another node reads, a Conv result used twice, and
 // training mode.
 // CHECK-LABEL: func.func @kept
