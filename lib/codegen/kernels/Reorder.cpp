@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ActivationSpread.h"
 #include "GeneralLowering.h"
 #include "Generators.h"
 
@@ -68,7 +69,9 @@ struct Place {
   unsigned unit;
 };
 
-/// A run of long words of one group's block of an image.
+/// A run of long words of one group's block of an image. For the inputs
+/// `group` is the *source*: input k's group g is k * kDramGroups + g (a
+/// Concat reads several tensors).
 struct Run {
   unsigned group;
   int64_t first;
@@ -86,11 +89,16 @@ unsigned unitsPerLongWord(DeviceType type) {
   return type == DeviceType::Half ? 4 : 2;
 }
 
-Place placeOf(const DramForm &form, const std::vector<int64_t> &index) {
+Place placeOf(const DramForm &form, const std::vector<int64_t> &index,
+              unsigned input = 0) {
   DramForm::Location at = form.locate(index);
   unsigned units = elementUnits(form.type);
-  return {at.group, at.address - form.base, units == 2 ? 0 : at.slot};
+  return {input * kDramGroups + at.group, at.address - form.base,
+          units == 2 ? 0 : at.slot};
 }
+
+/// The DRAM group of a source (Run).
+unsigned dramGroupOf(unsigned source) { return source % kDramGroups; }
 
 /// What one tile does, independent of where: the lengths of its pieces
 /// and segments, where they lie in the window and the buffer, and for
@@ -460,8 +468,9 @@ double roundCycles(const Plan &plan, const std::vector<size_t> &round) {
     issue += 16.0 * double(layout.staging.size() + layout.assembly.size());
     for (const std::vector<Run> *runs : {&layout.staging, &layout.assembly})
       for (const Run &r : *runs)
-        port[r.group] += double(roundUp(r.longWords, kMvUnitLongWords)) /
-                         kMvUnitLongWords * (r.group == group ? 3 : 8);
+        port[dramGroupOf(r.group)] +=
+            double(roundUp(r.longWords, kMvUnitLongWords)) / kMvUnitLongWords *
+            (dramGroupOf(r.group) == group ? 3 : 8);
   }
   double data = *std::max_element(port.begin(), port.end());
   const BoxLayout &first = plan.boxes[firstBox(round)];
@@ -495,10 +504,32 @@ bool finishPlan(const DramForm &out, std::vector<Box> planned, Plan &plan) {
   std::map<decltype(std::declval<BoxLayout>().key()), std::vector<size_t>>
       byKey;
   std::vector<decltype(std::declval<BoxLayout>().key())> keyOrder;
-  for (const Box &box : boxes) {
+  // A box whose staging or assembly does not fit the L2BM is split in two
+  // by its slots, down to single tiles: a chunk tile alone always fits
+  // (R8).
+  std::vector<BoxLayout> laid;
+  std::function<bool(const Box &)> lay = [&](const Box &box) {
     BoxLayout layout;
-    if (!layoutBox(box, plan.tiles, out, layout))
+    if (layoutBox(box, plan.tiles, out, layout)) {
+      laid.push_back(std::move(layout));
+      return true;
+    }
+    std::vector<unsigned> used;
+    for (unsigned k = 0; k < kL1bsPerL2b; ++k)
+      if (box.tiles[k] >= 0)
+        used.push_back(k);
+    if (used.size() < 2)
       return false;
+    Box first, second;
+    for (size_t i = 0; i < used.size(); ++i)
+      (i < used.size() / 2 ? first : second).tiles[used[i]] =
+          box.tiles[used[i]];
+    return lay(first) && lay(second);
+  };
+  for (const Box &box : boxes)
+    if (!lay(box))
+      return false;
+  for (BoxLayout &layout : laid) {
     if (layout.cls < 0)
       continue;
     auto key = layout.key();
@@ -571,8 +602,11 @@ struct TileSet {
   }
 };
 
+/// Where output element `index` comes from: input `input` at `from`; false
+/// where it is zero (Pad's border).
 using SourceFn =
-    std::function<std::vector<int64_t>(const std::vector<int64_t> &)>;
+    std::function<bool(const std::vector<int64_t> &index, unsigned &input,
+                       std::vector<int64_t> &from)>;
 
 /// The output long words where rows' data end, with their padded ends,
 /// for the elements among `indices` that end a row.
@@ -593,8 +627,8 @@ void noteRowEnd(const DramForm &out, const std::vector<int64_t> &index,
 
 /// Tiles of `size` output long words (64-aligned ranges of each group
 /// block, whatever the rows), eight consecutive ones a box.
-bool planChunks(const DramForm &in, const DramForm &out, const SourceFn &source,
-                int64_t size, int64_t gap, Plan &plan) {
+bool planChunks(const std::vector<DramForm> &ins, const DramForm &out,
+                const SourceFn &source, int64_t size, int64_t gap, Plan &plan) {
   plan = Plan();
   plan.planner = "chunks of " + std::to_string(size);
   int64_t block = out.groupLongWords();
@@ -604,7 +638,10 @@ bool planChunks(const DramForm &in, const DramForm &out, const SourceFn &source,
   forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
     Place to = placeOf(out, index);
     size_t c = size_t(to.group * perGroup + to.longWord / size);
-    moves[c].push_back({to, placeOf(in, source(index))});
+    unsigned input = 0;
+    std::vector<int64_t> from;
+    if (source(index, input, from))
+      moves[c].push_back({to, placeOf(ins[input], from, input)});
   });
   TileSet set{plan, {}};
   std::vector<Box> boxes;
@@ -752,8 +789,9 @@ std::vector<int64_t> extentsFor(int64_t n, int64_t most) {
 // Emission
 //===----------------------------------------------------------------------===//
 
-void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
-               const Plan &plan, const std::vector<size_t> &round) {
+void emitRound(VsmWriter &out, const std::vector<DramForm> &ins,
+               const DramForm &outForm, const Plan &plan,
+               const std::vector<size_t> &round) {
   const BoxLayout &first = plan.boxes[firstBox(round)];
   const TileClass &c = plan.classes[size_t(first.cls)];
   auto l2bName = [](size_t l2b) {
@@ -780,7 +818,8 @@ void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
     std::iota(order.begin(), order.end(), size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       auto turn = [&](size_t r) {
-        return (layout.staging[r].group + kDramGroups - l2b % kDramGroups) %
+        return (dramGroupOf(layout.staging[r].group) + kDramGroups -
+                l2b % kDramGroups) %
                kDramGroups;
       };
       return turn(a) < turn(b);
@@ -797,12 +836,12 @@ void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
       const Run &run = layout.staging[r];
       unsigned tag = out.newTag();
       tags.push_back(tag);
-      out.statement("mvp/n" +
-                    std::to_string(roundUp(run.longWords, kMvUnitLongWords)) +
-                    VsmWriter::tagName(tag) + " $d" +
-                    std::to_string(in.base + run.first) + "@" +
-                    std::to_string(run.group) + " " +
-                    l2bmOperand(layout.stagingAt[r]) + l2bName(l2b));
+      out.statement(
+          "mvp/n" + std::to_string(roundUp(run.longWords, kMvUnitLongWords)) +
+          VsmWriter::tagName(tag) + " $d" +
+          std::to_string(ins[run.group / kDramGroups].base + run.first) + "@" +
+          std::to_string(dramGroupOf(run.group)) + " " +
+          l2bmOperand(layout.stagingAt[r]) + l2bName(l2b));
     }
   }
   for (unsigned tag : tags)
@@ -876,17 +915,220 @@ void emitRound(VsmWriter &out, const DramForm &in, const DramForm &outForm,
     out.wait(tag);
 }
 
-/// Whether the request is a reorder, and the index map of its elements
-/// (and the perm, for Transposes).
-bool reorderSource(const KernelRequest &request, SourceFn &source,
+/// The constant integers of input `i` (Slice's starts, Pad's pads).
+std::optional<std::vector<int64_t>> constantInts(const KernelRequest &request,
+                                                 size_t i) {
+  if (!request.hasInput(i) || !request.inputs[i].constant)
+    return std::nullopt;
+  const reference::Tensor &tensor = *request.inputs[i].constant;
+  std::vector<int64_t> values;
+  for (int64_t k = 0; k < tensor.numElements(); ++k)
+    values.push_back(tensor.elementAsInt64(k));
+  return values;
+}
+
+/// What a reorder reads: its data inputs (Concat's every input, the
+/// others' first).
+std::vector<DramForm> dataInputs(const KernelRequest &request) {
+  std::vector<DramForm> forms;
+  size_t count = request.opType == "Concat" ? request.inputs.size() : 1;
+  for (size_t i = 0; i < count && i < request.inputs.size(); ++i)
+    forms.push_back(request.inputs[i].form);
+  return forms;
+}
+
+/// Whether output `o` of the request is a reorder of its data inputs, and
+/// the index map of its elements (and the perm, for Transposes).
+bool reorderSource(const KernelRequest &request, size_t o, SourceFn &source,
                    std::vector<int64_t> &perm, std::string &whyNot) {
-  const DramForm &in = request.inputs[0].form, &out = request.outputs[0].form;
+  const std::string &op = request.opType;
+  const DramForm &in = request.inputs[0].form, &out = request.outputs[o].form;
+  size_t rank = out.shape.size();
+  perm.clear();
+  auto axisOf = [&](int64_t fallback) -> std::optional<size_t> {
+    int64_t axis = request.getInt("axis", fallback);
+    if (axis < 0)
+      axis += int64_t(rank);
+    if (axis < 0 || axis >= int64_t(rank))
+      return std::nullopt;
+    return size_t(axis);
+  };
+  if (op == "Concat" || op == "Split") {
+    std::optional<size_t> axis = axisOf(0);
+    if (!axis) {
+      whyNot = "the axis is out of range";
+      return false;
+    }
+    size_t a = *axis;
+    // The pieces along the axis: Concat's inputs, Split's outputs.
+    std::vector<const DramForm *> parts;
+    if (op == "Concat")
+      for (const KernelTensor &t : request.inputs)
+        parts.push_back(&t.form);
+    else
+      for (const KernelTensor &t : request.outputs)
+        parts.push_back(&t.form);
+    const DramForm &whole = op == "Concat" ? out : in;
+    int64_t total = 0;
+    std::vector<int64_t> offsets;
+    for (const DramForm *part : parts) {
+      bool agrees = part->shape.size() == rank;
+      for (size_t d = 0; agrees && d < rank; ++d)
+        agrees = d == a || part->shape[d] == whole.shape[d];
+      if (!agrees) {
+        whyNot = shapeText(part->shape) + " does not agree with " +
+                 shapeText(whole.shape) + " but along axis " +
+                 std::to_string(a);
+        return false;
+      }
+      offsets.push_back(total);
+      total += part->shape[a];
+    }
+    if (total != whole.shape[a]) {
+      whyNot = "the parts' extents along the axis add up to " +
+               std::to_string(total) + ", not " +
+               std::to_string(whole.shape[a]);
+      return false;
+    }
+    if (op == "Concat") {
+      source = [offsets, a](const std::vector<int64_t> &index, unsigned &input,
+                            std::vector<int64_t> &from) {
+        size_t k = std::upper_bound(offsets.begin(), offsets.end(), index[a]) -
+                   offsets.begin() - 1;
+        // Parts of extent 0 share their offset with the next: the last
+        // of them is the one with elements.
+        input = unsigned(k);
+        from = index;
+        from[a] -= offsets[k];
+        return true;
+      };
+    } else {
+      int64_t offset = offsets[o];
+      source = [offset, a](const std::vector<int64_t> &index, unsigned &input,
+                           std::vector<int64_t> &from) {
+        input = 0;
+        from = index;
+        from[a] += offset;
+        return true;
+      };
+    }
+    return true;
+  }
+  if (op == "Slice") {
+    std::optional<std::vector<int64_t>> starts = constantInts(request, 1),
+                                        ends = constantInts(request, 2);
+    if (!starts || !ends) {
+      whyNot = "Slice's starts and ends must be constants";
+      return false;
+    }
+    std::vector<int64_t> axes, steps(starts->size(), 1);
+    for (size_t k = 0; k < starts->size(); ++k)
+      axes.push_back(int64_t(k));
+    if (request.hasInput(3)) {
+      std::optional<std::vector<int64_t>> given = constantInts(request, 3);
+      if (!given) {
+        whyNot = "Slice's axes must be a constant";
+        return false;
+      }
+      axes = *given;
+    }
+    if (request.hasInput(4)) {
+      std::optional<std::vector<int64_t>> given = constantInts(request, 4);
+      if (!given) {
+        whyNot = "Slice's steps must be a constant";
+        return false;
+      }
+      steps = *given;
+    }
+    if (axes.size() != starts->size() || ends->size() != starts->size() ||
+        steps.size() != starts->size() || in.shape.size() != rank) {
+      whyNot = "Slice's starts, ends, axes and steps do not agree";
+      return false;
+    }
+    // ONNX's rule: negative values count from the end, then clamp to
+    // [0, extent] for positive steps and [-1, extent - 1] for negative.
+    std::vector<int64_t> first(rank, 0), step(rank, 1);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      int64_t axis = axes[k] < 0 ? axes[k] + int64_t(rank) : axes[k];
+      if (axis < 0 || axis >= int64_t(rank) || steps[k] == 0) {
+        whyNot = "Slice's axes or steps are out of range";
+        return false;
+      }
+      int64_t extent = in.shape[size_t(axis)], start = (*starts)[k];
+      if (start < 0)
+        start += extent;
+      start = steps[k] > 0 ? std::clamp<int64_t>(start, 0, extent)
+                           : std::clamp<int64_t>(start, -1, extent - 1);
+      first[size_t(axis)] = start;
+      step[size_t(axis)] = steps[k];
+    }
+    for (size_t d = 0; d < rank; ++d)
+      if (out.shape[d] > 0 &&
+          (first[d] + (out.shape[d] - 1) * step[d] < 0 ||
+           first[d] + (out.shape[d] - 1) * step[d] >= in.shape[d])) {
+        whyNot = "the output " + shapeText(out.shape) +
+                 " reaches past the input " + shapeText(in.shape);
+        return false;
+      }
+    source = [first, step](const std::vector<int64_t> &index, unsigned &input,
+                           std::vector<int64_t> &from) {
+      input = 0;
+      from.resize(index.size());
+      for (size_t d = 0; d < index.size(); ++d)
+        from[d] = first[d] + index[d] * step[d];
+      return true;
+    };
+    return true;
+  }
+  if (op == "Pad") {
+    if (request.getString("mode", "constant") != "constant") {
+      whyNot =
+          "Pad's " + request.getString("mode", "") + " mode is not supported";
+      return false;
+    }
+    std::optional<std::vector<int64_t>> pads = constantInts(request, 1);
+    if (!pads || pads->size() != 2 * rank || in.shape.size() != rank) {
+      whyNot = "Pad's pads must be a constant of twice the rank";
+      return false;
+    }
+    if (request.hasInput(3)) {
+      whyNot = "Pad with axes is not supported";
+      return false;
+    }
+    if (request.hasInput(2)) {
+      const reference::Tensor *value = request.inputs[2].constant;
+      if (!value || value->numElements() != 1 ||
+          value->elementAsDouble(0) != 0) {
+        whyNot = "Pad's constant_value must be a constant zero";
+        return false;
+      }
+    }
+    std::vector<int64_t> begin(pads->begin(), pads->begin() + int64_t(rank));
+    for (size_t d = 0; d < rank; ++d)
+      if (out.shape[d] != in.shape[d] + (*pads)[d] + (*pads)[d + rank]) {
+        whyNot = "the output " + shapeText(out.shape) + " is not the padded " +
+                 shapeText(in.shape);
+        return false;
+      }
+    std::vector<int64_t> inShape = in.shape;
+    source = [begin, inShape](const std::vector<int64_t> &index,
+                              unsigned &input, std::vector<int64_t> &from) {
+      input = 0;
+      from.resize(index.size());
+      for (size_t d = 0; d < index.size(); ++d) {
+        from[d] = index[d] - begin[d];
+        if (from[d] < 0 || from[d] >= inShape[d])
+          return false;
+      }
+      return true;
+    };
+    return true;
+  }
   if (elementCount(in.shape) != elementCount(out.shape)) {
     whyNot = "the output's element count differs from the input's";
     return false;
   }
-  perm.clear();
-  if (request.opType == "Transpose") {
+  if (op == "Transpose") {
     size_t rank = in.shape.size();
     perm = request.getInts("perm");
     if (perm.empty())
@@ -906,31 +1148,37 @@ bool reorderSource(const KernelRequest &request, SourceFn &source,
       seen[size_t(perm[k])] = true;
     }
     std::vector<int64_t> p = perm;
-    source = [p, rank](const std::vector<int64_t> &index) {
-      std::vector<int64_t> from(rank);
+    source = [p, rank](const std::vector<int64_t> &index, unsigned &input,
+                       std::vector<int64_t> &from) {
+      input = 0;
+      from.resize(rank);
       for (size_t k = 0; k < rank; ++k)
         from[size_t(p[k])] = index[k];
-      return from;
+      return true;
     };
     return true;
   }
   // Reshape, Flatten, Identity: the same row-major order.
   std::vector<int64_t> inShape = in.shape, outShape = out.shape;
-  source = [inShape, outShape](const std::vector<int64_t> &index) {
+  source = [inShape, outShape](const std::vector<int64_t> &index,
+                               unsigned &input, std::vector<int64_t> &from) {
+    input = 0;
     int64_t position = 0;
     for (size_t d = 0; d < index.size(); ++d)
       position = position * outShape[d] + index[d];
-    return unravel(position, inShape);
+    from = unravel(position, inShape);
+    return true;
   };
   return true;
 }
 
 /// The cheapest plan: chunk plans of each size and gap, and for a batched
 /// transpose box plans of the shapes an estimate of their runs ranks
-/// first. A 64-long-word chunk plan always exists (windows of at most 128
-/// elements).
-Plan makePlan(const DramForm &in, const DramForm &out, const SourceFn &source,
-              const std::vector<int64_t> &perm) {
+/// first. A 64-long-word chunk plan always exists (R8: a tile of at most
+/// 256 elements, each staged in at most one MV unit, in a box of its own).
+Plan makePlan(const std::vector<DramForm> &ins, const DramForm &out,
+              const SourceFn &source, const std::vector<int64_t> &perm) {
+  const DramForm &in = ins[0];
   Plan best;
   bool found = false;
   auto consider = [&](Plan &candidate) {
@@ -942,16 +1190,16 @@ Plan makePlan(const DramForm &in, const DramForm &out, const SourceFn &source,
   for (int64_t size : {1024, 256, 64})
     for (int64_t gap : {4, 64}) {
       Plan candidate;
-      if (planChunks(in, out, source, size, gap, candidate))
+      if (planChunks(ins, out, source, size, gap, candidate))
         consider(candidate);
     }
   if (!found) {
     Plan candidate;
-    if (planChunks(in, out, source, 64, 4, candidate))
+    if (planChunks(ins, out, source, 64, 4, candidate))
       consider(candidate);
   }
   std::optional<Transposition> t;
-  if (!perm.empty())
+  if (!perm.empty() && ins.size() == 1)
     t = asTransposition(in, out, perm);
   if (t) {
     int64_t X = extentOf(in, t->x), Y = extentOf(in, t->y);
@@ -990,6 +1238,12 @@ Plan makePlan(const DramForm &in, const DramForm &out, const SourceFn &source,
   return best;
 }
 
+/// Operators the general kernel also does, which it takes when small.
+bool isGeneralMove(const std::string &op) {
+  return op == "Transpose" || op == "Reshape" || op == "Flatten" ||
+         op == "Identity";
+}
+
 class ReorderGenerator : public KernelGenerator {
 public:
   const char *name() const override { return "reorder"; }
@@ -997,55 +1251,98 @@ public:
   bool matches(const KernelRequest &request,
                std::string &whyNot) const override {
     const std::string &op = request.opType;
-    if (op != "Transpose" && op != "Reshape" && op != "Flatten" &&
-        op != "Identity")
+    if (!isGeneralMove(op) && op != "Concat" && op != "Split" &&
+        op != "Slice" && op != "Pad")
       return false;
-    if (request.inputs.empty() || request.outputs.size() != 1 ||
-        request.inputs[0].omitted) {
-      whyNot = "a reorder has one data input and one output";
-      return false;
-    }
-    const DramForm &in = request.inputs[0].form, &out = request.outputs[0].form;
-    if (in.type != out.type) {
-      whyNot = "reorders move elements of one type";
+    if (request.inputs.empty() || request.outputs.empty() ||
+        request.inputs[0].omitted ||
+        (op != "Split" && request.outputs.size() != 1)) {
+      whyNot = "a reorder has one data input (Concat: several) and one "
+               "output (Split: several)";
       return false;
     }
-    PeImage inImage{in, PeMemory::LM0, 0}, outImage{out, PeMemory::LM0, 0};
-    if (inImage.longWords() + outImage.longWords() <= kSmallLongWords) {
-      whyNot = "small enough for the general kernel";
-      return false;
+    std::vector<DramForm> ins = dataInputs(request);
+    for (const DramForm &form : ins)
+      for (const KernelTensor &output : request.outputs)
+        if (form.type != output.form.type || output.omitted) {
+          whyNot = "reorders move elements of one type";
+          return false;
+        }
+    if (isGeneralMove(op)) {
+      PeImage inImage{ins[0], PeMemory::LM0, 0},
+          outImage{request.outputs[0].form, PeMemory::LM0, 0};
+      if (inImage.longWords() + outImage.longWords() <= kSmallLongWords) {
+        whyNot = "small enough for the general kernel";
+        return false;
+      }
     }
-    SourceFn source;
-    std::vector<int64_t> perm;
     // Any reorder has a plan (makePlan).
-    return reorderSource(request, source, perm, whyNot);
+    for (size_t o = 0; o < request.outputs.size(); ++o) {
+      SourceFn source;
+      std::vector<int64_t> perm;
+      if (!reorderSource(request, o, source, perm, whyNot))
+        return false;
+    }
+    return true;
+  }
+
+  /// Concat, Split, Slice and Pad of 4-D tensors work in the convolutions'
+  /// order (channels last), so that they need no layout switches between
+  /// convolutions; they take any order.
+  std::vector<unsigned> preferredOrder(const KernelRequest &request,
+                                       size_t operand) const override {
+    const std::string &op = request.opType;
+    if (isGeneralMove(op))
+      return {};
+    size_t rank =
+        operand < request.inputs.size()
+            ? request.inputs[operand].form.shape.size()
+        : operand - request.inputs.size() < request.outputs.size()
+            ? request.outputs[operand - request.inputs.size()].form.shape.size()
+            : 0;
+    bool data =
+        operand >= request.inputs.size() || op == "Concat" || operand == 0;
+    return data && rank == 4 ? channelsLastOrder(4) : std::vector<unsigned>{};
   }
 
   bool emit(const KernelRequest &request, VsmWriter &out,
             KernelDescription &description, std::string &error) const override {
-    SourceFn source;
-    std::vector<int64_t> perm;
-    if (!reorderSource(request, source, perm, error))
-      return false;
-    const DramForm &in = request.inputs[0].form,
-                   &outForm = request.outputs[0].form;
-    Plan plan = makePlan(in, outForm, source, perm);
-    if (plan.rounds.empty() && elementCount(outForm.shape) != 0) {
-      error = "no reorder plan";
-      return false;
-    }
-    out.comment("reorder: " + request.opType + " " + request.nodeName + ", " +
-                in.str() + " -> " + outForm.str() + ", " + plan.planner);
-    for (const auto &round : plan.rounds)
-      emitRound(out, in, outForm, plan, round);
+    std::vector<DramForm> ins = dataInputs(request);
     description.generator = name();
-    description.variant = request.opType + ", " + plan.planner + ": " +
-                          std::to_string(plan.tiles.size()) + " tiles in " +
-                          std::to_string(plan.rounds.size()) + " rounds";
+    int64_t tiles = 0, rounds = 0, classes = 0;
+    double cycles = 0;
+    std::string planners;
+    for (size_t o = 0; o < request.outputs.size(); ++o) {
+      SourceFn source;
+      std::vector<int64_t> perm;
+      if (!reorderSource(request, o, source, perm, error))
+        return false;
+      const DramForm &outForm = request.outputs[o].form;
+      Plan plan = makePlan(ins, outForm, source, perm);
+      if (plan.rounds.empty() && elementCount(outForm.shape) != 0) {
+        error = "no reorder plan";
+        return false;
+      }
+      std::string inText;
+      for (const DramForm &form : ins)
+        inText += (inText.empty() ? "" : ", ") + form.str();
+      out.comment("reorder: " + request.opType + " " + request.nodeName + ", " +
+                  inText + " -> " + outForm.str() + ", " + plan.planner);
+      for (const auto &round : plan.rounds)
+        emitRound(out, ins, outForm, plan, round);
+      if (planners.find(plan.planner) == std::string::npos)
+        planners += (planners.empty() ? "" : ", ") + plan.planner;
+      tiles += int64_t(plan.tiles.size());
+      rounds += int64_t(plan.rounds.size());
+      classes += int64_t(plan.classes.size());
+      cycles += plan.cycles;
+    }
+    description.variant = request.opType + ", " + planners + ": " +
+                          std::to_string(tiles) + " tiles in " +
+                          std::to_string(rounds) + " rounds";
+    description.parameters.push_back({"classes", std::to_string(classes)});
     description.parameters.push_back(
-        {"classes", std::to_string(plan.classes.size())});
-    description.parameters.push_back(
-        {"estimated cycles", std::to_string(int64_t(plan.cycles))});
+        {"estimated cycles", std::to_string(int64_t(cycles))});
     return true;
   }
 };
