@@ -17,6 +17,7 @@
 // ALL: onnx.Initializer "a"
 // ALL-NOT: onnx.Initializer "b"
 // ALL: "onnx.Softmax"(%arg0) {axis = 1 : i64}
+// ALL-NOT: onnx.RandomUniformLike
 // ALL: "onnx.Momentum"
 // ALL-NOT: onnx.Sub
 
@@ -31,10 +32,13 @@
 // NOFUSION-NOT: onnx.Momentum
 // NOFUSION: onnx.Sub
 
-// Deferred: Shape stays after the pfvm phase.
+// Deferred: Shape, and the random node nothing reads (which only pfvm-dce
+// removes; the rewrite drivers keep nodes with effects), stay after the
+// pfvm phase.
 // DEFER-LABEL: func.func @step
 // DEFER: onnx.Shape
 // DEFER: "onnx.Softmax"(%arg0) {axis = 1 : i64}
+// DEFER: onnx.RandomUniformLike
 
 // GRAPH: IR Dump After FoldConstants (pfvm-fold-constants)
 // GRAPH-NOT: onnx.Shape
@@ -47,6 +51,7 @@ func.func @step(%x: tensor<2x3xf32>, %p: tensor<4xf32>, %v: tensor<4xf32>, %g: t
   %a = onnx.Initializer "a" dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %b = onnx.Initializer "b" dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %s = "onnx.Softmax"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %unused = "onnx.RandomUniformLike"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %mom = "onnx.Constant"() {value = dense<0.9> : tensor<f32>} : () -> tensor<f32>
   %m = "onnx.Mul"(%mom, %v) : (tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
   %vn = "onnx.Add"(%m, %g) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
