@@ -198,6 +198,30 @@ LogicalResult Importer::checkGraph(::onnx::GraphProto &graph,
                        << input
                        << "' is not a graph input, an initializer, or the "
                           "output of any node";
+    // A tensor attribute's data is checked against its dims before libonnx
+    // sees it: shape inference reads a Constant's value (a Range on a
+    // Constant with dims and no data read through a null pointer; found
+    // by fuzzing).
+    for (const auto &attribute : node.attribute()) {
+      auto checkTensor =
+          [&](const ::onnx::TensorProto &tensor) -> LogicalResult {
+        if (std::string problem = checkTensorData(tensor, path);
+            !problem.empty())
+          return error() << describeNode(node, index, graphPath)
+                         << ": attribute '" << attribute.name()
+                         << "': " << problem;
+        return success();
+      };
+      if (attribute.has_t() && failed(checkTensor(attribute.t())))
+        return failure();
+      for (const auto &tensor : attribute.tensors())
+        if (failed(checkTensor(tensor)))
+          return failure();
+      const auto &sparse = attribute.sparse_tensor();
+      if ((sparse.has_values() && failed(checkTensor(sparse.values()))) ||
+          (sparse.has_indices() && failed(checkTensor(sparse.indices()))))
+        return failure();
+    }
     std::string domain = isAiOnnx(node.domain()) ? "" : node.domain();
     auto opset = opsets.find(domain);
     if (opset == opsets.end())
