@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <numeric>
 
 using namespace mncc;
@@ -229,7 +230,7 @@ struct BoxLayout {
 /// into another tile's output: a run is a whole number of MV units or ends
 /// at its block's data.
 bool layoutBox(const Box &box, const std::vector<Tile> &tiles,
-               const DramForm &out, BoxLayout &layout) {
+               const DramForm &out, int64_t stagingJoin, BoxLayout &layout) {
   layout = BoxLayout();
   std::vector<Run> pieces, segments;
   for (unsigned k = 0; k < kL1bsPerL2b; ++k) {
@@ -257,7 +258,7 @@ bool layoutBox(const Box &box, const std::vector<Tile> &tiles,
     }
     return merged;
   };
-  layout.staging = merge(pieces, kMvUnitLongWords);
+  layout.staging = merge(pieces, stagingJoin);
   layout.assembly = merge(segments, 0);
   int64_t next = 0;
   for (const Run &r : layout.staging) {
@@ -315,6 +316,12 @@ struct Plan {
   std::vector<BoxLayout> boxes;
   std::vector<std::vector<size_t>> rounds;
   double cycles = 0;
+  /// Staging runs of a box join across gaps of up to this many long words
+  /// (read along): one MV issue slot costs 16 cycles, the DRAM's time for
+  /// about 300 long words.
+  int64_t stagingJoin = kMvUnitLongWords;
+  /// Whether some box of eight tiles did not lay out and was split (R8).
+  bool split = false;
 };
 
 /// How the buffer's words are made from the window's (emitRound): a word
@@ -510,7 +517,7 @@ bool finishPlan(const DramForm &out, std::vector<Box> planned, Plan &plan) {
   std::vector<BoxLayout> laid;
   std::function<bool(const Box &)> lay = [&](const Box &box) {
     BoxLayout layout;
-    if (layoutBox(box, plan.tiles, out, layout)) {
+    if (layoutBox(box, plan.tiles, out, plan.stagingJoin, layout)) {
       laid.push_back(std::move(layout));
       return true;
     }
@@ -520,6 +527,7 @@ bool finishPlan(const DramForm &out, std::vector<Box> planned, Plan &plan) {
         used.push_back(k);
     if (used.size() < 2)
       return false;
+    plan.split = true;
     Box first, second;
     for (size_t i = 0; i < used.size(); ++i)
       (i < used.size() / 2 ? first : second).tiles[used[i]] =
@@ -626,25 +634,38 @@ void noteRowEnd(const DramForm &out, const std::vector<int64_t> &index,
 //===----------------------------------------------------------------------===//
 
 /// Tiles of `size` output long words (64-aligned ranges of each group
-/// block, whatever the rows), eight consecutive ones a box.
-bool planChunks(const std::vector<DramForm> &ins, const DramForm &out,
-                const SourceFn &source, int64_t size, int64_t gap, Plan &plan) {
+/// block, whatever the rows), eight a box: consecutive ones, or with
+/// `bySource` the ones whose inputs start nearest (the chunks of one
+/// channel range over several pixels, whose staging is one run: R10).
+/// Every output element with a source, where it goes and where from (the
+/// same for every chunk plan: computed once).
+std::vector<Move> allMoves(const std::vector<DramForm> &ins,
+                           const DramForm &out, const SourceFn &source) {
+  std::vector<Move> moves;
+  std::vector<int64_t> from;
+  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
+    unsigned input = 0;
+    if (source(index, input, from))
+      moves.push_back({placeOf(out, index), placeOf(ins[input], from, input)});
+  });
+  return moves;
+}
+
+bool planChunks(const DramForm &out, const std::vector<Move> &all, int64_t size,
+                int64_t gap, bool bySource, int64_t stagingJoin, Plan &plan) {
   plan = Plan();
-  plan.planner = "chunks of " + std::to_string(size);
+  plan.planner =
+      "chunks of " + std::to_string(size) + (bySource ? " by source" : "");
+  plan.stagingJoin = stagingJoin;
   int64_t block = out.groupLongWords();
   int64_t perGroup = ceilDiv(block, size);
   size_t chunks = size_t(out.groups * perGroup);
   std::vector<std::vector<Move>> moves(chunks);
-  forEachIndex(out.shape, [&](const std::vector<int64_t> &index) {
-    Place to = placeOf(out, index);
-    size_t c = size_t(to.group * perGroup + to.longWord / size);
-    unsigned input = 0;
-    std::vector<int64_t> from;
-    if (source(index, input, from))
-      moves[c].push_back({to, placeOf(ins[input], from, input)});
-  });
+  for (const Move &m : all)
+    moves[size_t(m.to.group * perGroup + m.to.longWord / size)].push_back(m);
   TileSet set{plan, {}};
   std::vector<Box> boxes;
+  std::vector<int> ids;
   for (size_t c = 0; c < chunks; ++c) {
     unsigned g = unsigned(c / size_t(perGroup));
     int64_t first = int64_t(c % size_t(perGroup)) * size;
@@ -657,10 +678,23 @@ bool planChunks(const std::vector<DramForm> &ins, const DramForm &out,
     TileClass cls;
     if (!buildTile(moves[c], rowEnds, gap, out.type, tile, cls))
       return false;
-    int id = set.add(std::move(tile), std::move(cls));
-    if (c % kL1bsPerL2b == 0)
+    ids.push_back(set.add(std::move(tile), std::move(cls)));
+  }
+  std::vector<size_t> order(chunks);
+  std::iota(order.begin(), order.end(), size_t(0));
+  if (bySource) {
+    auto firstSource = [&](size_t c) {
+      const Tile &tile = plan.tiles[size_t(ids[c])];
+      return tile.pieces.empty() ? Run{~0u, 0, 0} : tile.pieces.front();
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return firstSource(a) < firstSource(b);
+    });
+  }
+  for (size_t i = 0; i < chunks; ++i) {
+    if (i % kL1bsPerL2b == 0)
       boxes.emplace_back();
-    boxes.back().tiles[c % kL1bsPerL2b] = id;
+    boxes.back().tiles[i % kL1bsPerL2b] = ids[order[i]];
   }
   return finishPlan(out, std::move(boxes), plan);
 }
@@ -767,7 +801,8 @@ bool planBoxes(const DramForm &in, const DramForm &out,
         // A shape whose first box does not lay out is dropped before the
         // rest are built.
         BoxLayout probe;
-        if (boxes.empty() && !layoutBox(box, plan.tiles, out, probe))
+        if (boxes.empty() &&
+            !layoutBox(box, plan.tiles, out, plan.stagingJoin, probe))
           return false;
         boxes.push_back(box);
       }
@@ -1179,6 +1214,7 @@ bool reorderSource(const KernelRequest &request, size_t o, SourceFn &source,
 Plan makePlan(const std::vector<DramForm> &ins, const DramForm &out,
               const SourceFn &source, const std::vector<int64_t> &perm) {
   const DramForm &in = ins[0];
+  std::vector<Move> moves = allMoves(ins, out, source);
   Plan best;
   bool found = false;
   auto consider = [&](Plan &candidate) {
@@ -1187,17 +1223,26 @@ Plan makePlan(const std::vector<DramForm> &ins, const DramForm &out,
       found = true;
     }
   };
+  bool split = false;
   for (int64_t size : {1024, 256, 64})
     for (int64_t gap : {4, 64}) {
       Plan candidate;
-      if (planChunks(ins, out, source, size, gap, candidate))
+      if (planChunks(out, moves, size, gap, false, kMvUnitLongWords,
+                     candidate)) {
+        split |= candidate.split;
+        consider(candidate);
+      }
+    }
+  // Chunks whose inputs lie apart in runs a little longer than an MV
+  // unit (a channel's plane in NCHW) are boxed with the chunks that read
+  // the same runs, and the runs staged whole (R10): worth planning where
+  // consecutive chunks read too widely to share a box.
+  for (int64_t size : {256, 64})
+    for (int64_t join : {kMvUnitLongWords, 4 * kMvUnitLongWords}) {
+      Plan candidate;
+      if (split && planChunks(out, moves, size, 4, true, join, candidate))
         consider(candidate);
     }
-  if (!found) {
-    Plan candidate;
-    if (planChunks(ins, out, source, 64, 4, candidate))
-      consider(candidate);
-  }
   std::optional<Transposition> t;
   if (!perm.empty() && ins.size() == 1)
     t = asTransposition(in, out, perm);
@@ -1305,6 +1350,49 @@ public:
     return data && rank == 4 ? channelsLastOrder(4) : std::vector<unsigned>{};
   }
 
+  /// The plan of output `o`. Kernel selection emits each request once to
+  /// try it and the emit phase again, at other DRAM addresses, which plans
+  /// do not depend on (runs are relative to each tensor's base): the plans
+  /// of the last requests are kept by everything else in them.
+  Plan planFor(const KernelRequest &request, size_t o,
+               const std::vector<DramForm> &ins, const SourceFn &source,
+               const std::vector<int64_t> &perm) const {
+    auto formKey = [](const DramForm &form) {
+      std::string key = std::to_string(int(form.type)) + ":" +
+                        std::to_string(form.groups) + ":";
+      for (int64_t extent : form.shape)
+        key += std::to_string(extent) + ",";
+      key += ":";
+      for (unsigned d : form.order)
+        key += std::to_string(d) + ",";
+      return key + ";";
+    };
+    std::string key = request.opType + "#" + std::to_string(o) + "#";
+    for (const DramForm &form : ins)
+      key += formKey(form);
+    key += "->" + formKey(request.outputs[o].form);
+    for (const auto &[name, attribute] : request.attributes) {
+      key += name + "=" + std::to_string(attribute.i) + attribute.s;
+      for (int64_t v : attribute.ints)
+        key += "," + std::to_string(v);
+      key += ";";
+    }
+    for (size_t i = 1; i < request.inputs.size(); ++i)
+      if (request.inputs[i].constant)
+        for (int64_t k = 0; k < request.inputs[i].constant->numElements(); ++k)
+          key += std::to_string(request.inputs[i].constant->elementAsInt64(k)) +
+                 ",";
+    std::lock_guard<std::mutex> lock(CacheMutex);
+    auto found = Cache.find(key);
+    if (found != Cache.end())
+      return found->second;
+    Plan plan = makePlan(ins, request.outputs[o].form, source, perm);
+    if (Cache.size() >= kCachedPlans)
+      Cache.clear();
+    Cache.emplace(key, plan);
+    return plan;
+  }
+
   bool emit(const KernelRequest &request, VsmWriter &out,
             KernelDescription &description, std::string &error) const override {
     std::vector<DramForm> ins = dataInputs(request);
@@ -1318,7 +1406,7 @@ public:
       if (!reorderSource(request, o, source, perm, error))
         return false;
       const DramForm &outForm = request.outputs[o].form;
-      Plan plan = makePlan(ins, outForm, source, perm);
+      Plan plan = planFor(request, o, ins, source, perm);
       if (plan.rounds.empty() && elementCount(outForm.shape) != 0) {
         error = "no reorder plan";
         return false;
@@ -1345,6 +1433,11 @@ public:
         {"estimated cycles", std::to_string(int64_t(cycles))});
     return true;
   }
+
+private:
+  static constexpr size_t kCachedPlans = 64;
+  mutable std::mutex CacheMutex;
+  mutable std::map<std::string, Plan> Cache;
 };
 
 std::unique_ptr<KernelGenerator> createReorderGenerator() {
