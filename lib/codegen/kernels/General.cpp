@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GeneralLowering.h"
+#include "GeneralMore.h"
 #include "Generators.h"
 
 #include <algorithm>
@@ -413,6 +414,8 @@ namespace {
 LoweringFn findLowering(const std::string &opType) {
   if (LoweringFn fn = findElementLowering(opType))
     return fn;
+  if (LoweringFn fn = findMoreLowering(opType))
+    return fn;
   return findLinearLowering(opType);
 }
 
@@ -446,6 +449,15 @@ public:
     LoweringFn lower = findLowering(request.opType);
     if (!lower)
       return false;
+    // GeneralMore.h's operators mix element types (bool conditions, int32
+    // indices) and check their own.
+    if (findMoreLowering(request.opType)) {
+      Lowering dry(request, nullptr);
+      if (lower(dry))
+        return true;
+      whyNot = dry.error().empty() ? "not supported" : dry.error();
+      return false;
+    }
     // One element type for every data tensor: single, or int32 for the
     // operators that have integer forms.
     std::optional<DeviceType> type;

@@ -1,0 +1,534 @@
+//===- GeneralMoreTest.cpp - The general kernel's further operators ------===//
+//
+// GeneralMath.cpp and GeneralIndex.cpp (comparisons, logic, Where, the
+// variadic operators, piecewise activations, reductions, selections by a
+// runtime index, Trilu, copies, the losses) on the emulator: each case runs
+// through the general kernel on random-filled memory, must have no hazard,
+// and must agree with pfvm:cpu: exactly for comparisons, selections,
+// copies and integers; within 1e-5 absolute plus 1e-5 relative for single
+// arithmetic (sums in another order, MathLib's few ulps); within 4e-3 for
+// half tensors (one rounding to half at the end). The shapes and
+// attributes mirror ONNX's node tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelHarness.h"
+
+#include "mncc/reference/SimpleContext.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace mncc;
+using namespace mncc::codegen;
+using namespace mncc::codegen::testing;
+using reference::Attribute;
+using reference::DType;
+using reference::Tensor;
+
+namespace {
+
+Attribute intAttr(int64_t value) {
+  Attribute a;
+  a.kind = Attribute::Kind::Int;
+  a.i = value;
+  return a;
+}
+Attribute floatAttr(float value) {
+  Attribute a;
+  a.kind = Attribute::Kind::Float;
+  a.f = value;
+  return a;
+}
+Attribute intsAttr(std::vector<int64_t> values) {
+  Attribute a;
+  a.kind = Attribute::Kind::Ints;
+  a.ints = std::move(values);
+  return a;
+}
+Attribute stringAttr(std::string value) {
+  Attribute a;
+  a.kind = Attribute::Kind::String;
+  a.s = std::move(value);
+  return a;
+}
+
+Tensor rnd(std::vector<int64_t> shape, uint64_t seed, float low = -1,
+           float high = 1) {
+  return randomTensor(std::move(shape), seed, low, high);
+}
+
+Tensor floats(std::vector<int64_t> shape, std::vector<float> values) {
+  return Tensor::fromVector<float>(DType::Float32, std::move(shape),
+                                   std::move(values));
+}
+
+Tensor int64s(std::vector<int64_t> shape, std::vector<int64_t> values) {
+  return Tensor::fromVector<int64_t>(DType::Int64, std::move(shape),
+                                     std::move(values));
+}
+
+/// Uniform integers in [low, high] of `type` (Int32, Int64).
+Tensor integers(std::vector<int64_t> shape, uint64_t seed, int low, int high,
+                DType type = DType::Int32) {
+  std::mt19937_64 engine(seed);
+  std::uniform_int_distribution<int> distribution(low, high);
+  Tensor tensor(type, std::move(shape));
+  for (int64_t i = 0; i < tensor.numElements(); ++i) {
+    int v = distribution(engine);
+    if (type == DType::Int64)
+      tensor.data<int64_t>()[i] = v;
+    else
+      tensor.data<int32_t>()[i] = v;
+  }
+  return tensor;
+}
+
+Tensor bools(std::vector<int64_t> shape, uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  Tensor tensor(DType::Bool, std::move(shape));
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    tensor.data<bool>()[i] = engine() & 1;
+  return tensor;
+}
+
+/// Small integers as floats, so that ties and exact equalities occur.
+Tensor steps(std::vector<int64_t> shape, uint64_t seed, int low = -3,
+             int high = 3) {
+  std::mt19937_64 engine(seed);
+  std::uniform_int_distribution<int> distribution(low, high);
+  Tensor tensor(DType::Float32, std::move(shape));
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    tensor.data<float>()[i] = float(distribution(engine));
+  return tensor;
+}
+
+struct Case {
+  std::string name;
+  std::string opType;
+  std::vector<Tensor> inputs;
+  std::map<std::string, Attribute> attributes;
+  std::vector<bool> constant;
+  std::vector<bool> omitted;
+  size_t outputs = 1;
+  /// Floating tensors in half (computed in single between conversions).
+  bool half = false;
+  double atol = 1e-5, rtol = 1e-5;
+};
+
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+void runCase(const Case &c) {
+  std::vector<reference::Value> values;
+  for (const Tensor &tensor : c.inputs)
+    values.push_back(reference::Value(tensor));
+  reference::SimpleKernelContext context(c.opType, values, c.outputs);
+  for (size_t i = 0; i < c.omitted.size(); ++i)
+    if (c.omitted[i])
+      context.omitInput(i);
+  for (const auto &[name, value] : c.attributes)
+    context.setAttribute(name, value);
+  reference::Status status = context.run();
+  ASSERT_TRUE(status.ok()) << status.message();
+  std::vector<Tensor> expected;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t o = 0; o < c.outputs; ++o) {
+    expected.push_back(context.outputTensor(o));
+    shapes.push_back(expected.back().shape());
+  }
+  DeviceType floating = c.half ? DeviceType::Half : DeviceType::Single;
+  std::vector<bool> constant = c.constant;
+  constant.resize(c.inputs.size(), false);
+  KernelRequest request =
+      makeRequest(c.opType, c.inputs, shapes, floating, constant);
+  request.attributes = c.attributes;
+  // Integer and bool tensors are int32 on the device, beside the floats.
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!reference::isFloatingPoint(c.inputs[i].dtype()))
+      request.inputs[i].form =
+          DramForm::canonical(DeviceType::Int32, c.inputs[i].shape());
+    if (i < c.omitted.size() && c.omitted[i])
+      request.inputs[i].omitted = true;
+  }
+  HarnessOptions options;
+  options.generator = "general";
+  for (size_t o = 0; o < c.outputs; ++o) {
+    options.outputTypes.push_back(expected[o].dtype());
+    if (!reference::isFloatingPoint(expected[o].dtype()))
+      request.outputs[o].form =
+          DramForm::canonical(DeviceType::Int32, shapes[o]);
+  }
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, c.inputs, DType::Float32, run, error, options))
+      << error;
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  for (size_t o = 0; o < c.outputs; ++o) {
+    bool exact = !reference::isFloatingPoint(expected[o].dtype());
+    Comparison comparison = compareTensors(
+        run.outputs[o], expected[o], exact ? 0 : c.atol, exact ? 0 : c.rtol);
+    EXPECT_TRUE(comparison.within)
+        << "output " << o << ": " << comparison.firstMismatch << " (max abs "
+        << comparison.maxAbs << ")";
+  }
+  ::testing::Test::RecordProperty("cycles", std::to_string(run.stats.Cycles));
+}
+
+class GeneralMore : public ::testing::TestWithParam<Case> {};
+
+TEST_P(GeneralMore, MatchesTheReferenceOnRandomMemory) { runCase(GetParam()); }
+
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  return info.param.name;
+}
+
+Case make(std::string name, std::string op, std::vector<Tensor> inputs,
+          std::map<std::string, Attribute> attributes = {}) {
+  Case c;
+  c.name = std::move(name);
+  c.opType = std::move(op);
+  c.inputs = std::move(inputs);
+  c.attributes = std::move(attributes);
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// GeneralMath: comparisons, logic, Where, variadic, activations, reductions
+//===----------------------------------------------------------------------===//
+
+std::vector<Case> mathCases() {
+  std::vector<Case> cases;
+  float inf = std::numeric_limits<float>::infinity();
+  // Equal values, both zeros, infinities and neighbours, element by
+  // element against each other.
+  Tensor edgeA = floats({8}, {1, -0.0f, 0, -2, inf, -inf, 1e-30f, 3});
+  Tensor edgeB = floats({8}, {1, 0, -0.0f, -2.5f, inf, 5, -1e-30f, 3.0000002f});
+  for (std::string op :
+       {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"}) {
+    cases.push_back(make(op, op, {steps({3, 4, 5}, 1), steps({3, 4, 5}, 2)}));
+    cases.push_back(
+        make(op + "_bcast", op, {steps({3, 4, 5}, 3), steps({5}, 4)}));
+    cases.push_back(make(op + "_edges", op, {edgeA, edgeB}));
+    cases.push_back(make(op + "_int", op,
+                         {integers({3, 4}, 5, -3, 3, DType::Int64),
+                          integers({3, 4}, 6, -3, 3, DType::Int64)}));
+  }
+  Case halfEqual =
+      make("Equal_half", "Equal", {steps({3, 4, 5}, 7), steps({3, 4, 5}, 8)});
+  halfEqual.half = true;
+  cases.push_back(halfEqual);
+  for (std::string op : {"And", "Or", "Xor"}) {
+    cases.push_back(make(op, op, {bools({3, 4, 5}, 9), bools({3, 4, 5}, 10)}));
+    cases.push_back(make(op + "_bcast4d", op,
+                         {bools({3, 4, 5, 6}, 11), bools({5, 6}, 12)}));
+  }
+  cases.push_back(make("Not", "Not", {bools({3, 4, 5}, 13)}));
+
+  cases.push_back(make("Where", "Where",
+                       {bools({2, 2}, 14), rnd({2, 2}, 15), rnd({2, 2}, 16)}));
+  cases.push_back(make("Where_bcast", "Where",
+                       {bools({3, 1, 5}, 17), rnd({4, 1}, 18), rnd({5}, 19)}));
+  cases.push_back(
+      make("Where_long", "Where",
+           {bools({2, 3}, 20), integers({2, 3}, 21, -50, 50, DType::Int64),
+            integers({1, 3}, 22, -50, 50, DType::Int64)}));
+  Case whereConst =
+      make("Where_scalar_constant", "Where",
+           {bools({4, 3}, 23), rnd({4, 3}, 24), floats({}, {-7})});
+  whereConst.constant = {false, false, true};
+  cases.push_back(whereConst);
+  Case whereHalf = make("Where_half", "Where",
+                        {bools({3, 4}, 25), rnd({3, 4}, 26), rnd({3, 4}, 27)});
+  whereHalf.half = true;
+  whereHalf.atol = whereHalf.rtol = 4e-3;
+  cases.push_back(whereHalf);
+
+  for (std::string op : {"Max", "Min", "Sum", "Mean"}) {
+    cases.push_back(make(op + "_one_input", op, {rnd({3}, 28)}));
+    cases.push_back(make(op + "_two_inputs", op, {rnd({3}, 29), rnd({3}, 30)}));
+    cases.push_back(make(op + "_three_bcast", op,
+                         {rnd({3, 1}, 31), rnd({3, 4}, 32), rnd({4}, 33)}));
+  }
+  cases.push_back(
+      make("Max_int", "Max",
+           {integers({3, 4}, 34, -100, 100), integers({4}, 35, -100, 100)}));
+  cases.push_back(make("Min_int64", "Min",
+                       {integers({3, 4}, 36, -100, 100, DType::Int64),
+                        integers({3, 4}, 37, -100, 100, DType::Int64),
+                        integers({3, 4}, 38, -100, 100, DType::Int64)}));
+
+  cases.push_back(
+      make("PRelu_example", "PRelu", {rnd({3, 4, 5}, 39), rnd({3, 4, 5}, 40)}));
+  cases.push_back(
+      make("PRelu_broadcast", "PRelu", {rnd({3, 4, 5}, 41), rnd({5}, 42)}));
+  Tensor around = floats({9}, {-2, -1.5f, -1, -0.5f, -0.0f, 0, 0.5f, 1.5f, 2});
+  cases.push_back(
+      make("HardSigmoid", "HardSigmoid", {rnd({3, 4, 5}, 43, -4, 4)},
+           {{"alpha", floatAttr(0.5f)}, {"beta", floatAttr(0.6f)}}));
+  cases.push_back(
+      make("HardSigmoid_default", "HardSigmoid", {rnd({3, 4, 5}, 44, -4, 4)}));
+  cases.push_back(make("HardSwish", "HardSwish", {rnd({3, 4, 5}, 45, -4, 4)}));
+  cases.push_back(make("ThresholdedRelu", "ThresholdedRelu",
+                       {rnd({3, 4, 5}, 46, -3, 3)},
+                       {{"alpha", floatAttr(2.0f)}}));
+  cases.push_back(make("ThresholdedRelu_edges", "ThresholdedRelu", {around}));
+  cases.push_back(
+      make("Shrink_hard", "Shrink", {around}, {{"lambd", floatAttr(1.5f)}}));
+  cases.push_back(
+      make("Shrink_soft", "Shrink", {rnd({3, 4, 5}, 47, -3, 3)},
+           {{"lambd", floatAttr(1.5f)}, {"bias", floatAttr(1.5f)}}));
+  cases.push_back(make("Sign", "Sign", {around}));
+  cases.push_back(make("Elu", "Elu", {rnd({3, 4, 5}, 48, -3, 3)},
+                       {{"alpha", floatAttr(2.0f)}}));
+  cases.push_back(make("Elu_default", "Elu", {around}));
+  cases.push_back(
+      make("Selu", "Selu", {rnd({3, 4, 5}, 49, -3, 3)},
+           {{"alpha", floatAttr(2.0f)}, {"gamma", floatAttr(3.0f)}}));
+  cases.push_back(make("Selu_default", "Selu", {around}));
+  cases.push_back(make("Softplus", "Softplus", {rnd({3, 4, 5}, 50, -5, 5)}));
+  Case eluHalf = make("Elu_half", "Elu", {rnd({3, 4, 5}, 51, -3, 3)});
+  eluHalf.half = true;
+  eluHalf.atol = eluHalf.rtol = 4e-3;
+  cases.push_back(eluHalf);
+
+  auto reduce = [&](std::string op, std::string name, Tensor x,
+                    std::vector<int64_t> axes, int keepdims) {
+    std::map<std::string, Attribute> attributes = {
+        {"keepdims", intAttr(keepdims)}};
+    if (!axes.empty())
+      attributes["axes"] = intsAttr(axes);
+    cases.push_back(make(op + "_" + name, op, {x}, attributes));
+  };
+  for (std::string op :
+       {"ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+        "ReduceLogSum", "ReduceLogSumExp"}) {
+    bool positive = op == "ReduceLogSum";
+    float low = positive ? 0.1f : -2, high = 2;
+    reduce(op, "default_axes_keepdims", rnd({3, 2, 2}, 52, low, high), {}, 1);
+    reduce(op, "do_not_keepdims", rnd({3, 2, 2}, 53, low, high), {1}, 0);
+    reduce(op, "keepdims", rnd({3, 2, 2}, 54, low, high), {1}, 1);
+    reduce(op, "negative_axes", rnd({3, 2, 2}, 55, low, high), {-2, 0}, 1);
+  }
+  reduce("ReduceMin", "int", integers({3, 2, 2}, 56, -50, 50), {2}, 0);
+  reduce("ReduceLogSumExp", "large", rnd({2, 5}, 57, 80, 90), {1}, 1);
+  reduce("ReduceMin", "empty_set",
+         Tensor(DType::Float32, std::vector<int64_t>{2, 0, 4}), {1}, 1);
+  reduce("ReduceProd", "empty_set",
+         Tensor(DType::Float32, std::vector<int64_t>{2, 0, 4}), {1}, 1);
+  Case reduceHalf = make("ReduceL2_half", "ReduceL2", {rnd({3, 2, 2}, 58)},
+                         {{"axes", intsAttr({2})}});
+  reduceHalf.half = true;
+  reduceHalf.atol = reduceHalf.rtol = 4e-3;
+  cases.push_back(reduceHalf);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Math, GeneralMore, ::testing::ValuesIn(mathCases()),
+                         caseName);
+
+//===----------------------------------------------------------------------===//
+// GeneralIndex: selections by index, Trilu, copies, losses
+//===----------------------------------------------------------------------===//
+
+std::vector<Case> indexCases() {
+  std::vector<Case> cases;
+  cases.push_back(
+      make("Gather_0", "Gather",
+           {rnd({5, 4, 3}, 60), integers({3, 2}, 61, 0, 4, DType::Int64)},
+           {{"axis", intAttr(0)}}));
+  cases.push_back(
+      make("Gather_1", "Gather",
+           {rnd({5, 4, 3}, 62), integers({3, 2}, 63, 0, 3, DType::Int64)},
+           {{"axis", intAttr(1)}}));
+  cases.push_back(make("Gather_2d_indices", "Gather",
+                       {rnd({3, 3}, 64), int64s({1, 2}, {0, 2})},
+                       {{"axis", intAttr(1)}}));
+  cases.push_back(make("Gather_negative_indices", "Gather",
+                       {rnd({10}, 65), int64s({3}, {0, -9, -10})},
+                       {{"axis", intAttr(0)}}));
+  cases.push_back(
+      make("Gather_int", "Gather",
+           {integers({4, 3}, 66, -1000, 1000), int64s({5}, {3, 0, -1, 2, 2})},
+           {{"axis", intAttr(0)}}));
+  Case gatherConstant = make("Gather_constant_indices", "Gather",
+                             {rnd({5, 4}, 67), int64s({2, 2}, {4, -1, 0, 2})},
+                             {{"axis", intAttr(0)}});
+  gatherConstant.constant = {false, true};
+  cases.push_back(gatherConstant);
+  Case gatherHalf =
+      make("Gather_half", "Gather", {rnd({5, 4}, 68), int64s({3}, {1, 4, -2})},
+           {{"axis", intAttr(1 - 1)}});
+  gatherHalf.half = true;
+  gatherHalf.atol = gatherHalf.rtol = 4e-3;
+  cases.push_back(gatherHalf);
+  cases.push_back(make("GatherElements_0", "GatherElements",
+                       {rnd({2, 2}, 69), int64s({2, 2}, {0, 0, 1, 0})},
+                       {{"axis", intAttr(1)}}));
+  cases.push_back(make("GatherElements_1", "GatherElements",
+                       {rnd({3, 3}, 70), int64s({2, 3}, {1, 2, 0, 2, 0, 0})},
+                       {{"axis", intAttr(0)}}));
+  cases.push_back(make("GatherElements_negative_indices", "GatherElements",
+                       {rnd({3, 3}, 71), int64s({2, 3}, {-1, -2, 0, -2, 0, 0})},
+                       {{"axis", intAttr(0)}}));
+
+  for (std::string op : {"ArgMax", "ArgMin"}) {
+    for (int last = 0; last < 2; ++last) {
+      std::string suffix = last ? "_select_last_index" : "";
+      auto attrs = [&](std::map<std::string, Attribute> a) {
+        a["select_last_index"] = intAttr(last);
+        return a;
+      };
+      cases.push_back(make(op + "_default_axis_ties" + suffix, op,
+                           {steps({4, 3, 5}, 72, -1, 1)}, attrs({})));
+      cases.push_back(
+          make(op + "_no_keepdims" + suffix, op, {steps({2, 3, 4}, 73, -1, 1)},
+               attrs({{"axis", intAttr(1)}, {"keepdims", intAttr(0)}})));
+      cases.push_back(make(op + "_negative_axis_random" + suffix, op,
+                           {rnd({2, 3, 4}, 74)},
+                           attrs({{"axis", intAttr(-1)}})));
+    }
+  }
+  cases.push_back(make("ArgMax_int", "ArgMax", {integers({3, 4}, 75, -2, 2)},
+                       {{"axis", intAttr(1)}}));
+  cases.push_back(
+      make("Hardmax_default_axis", "Hardmax", {rnd({3, 4, 5}, 76)}));
+  cases.push_back(make("Hardmax_axis_0_ties", "Hardmax",
+                       {steps({3, 4, 5}, 77, -1, 1)}, {{"axis", intAttr(0)}}));
+
+  for (int upper = 0; upper < 2; ++upper) {
+    std::string name = upper ? "Triu" : "Tril";
+    std::map<std::string, Attribute> a = {{"upper", intAttr(upper)}};
+    cases.push_back(make(name, "Trilu", {rnd({4, 5}, 78)}, a));
+    for (int64_t k : {-7, -1, 2, 6})
+      cases.push_back(
+          make(name + "_k" + (k < 0 ? "m" : "") + std::to_string(std::abs(k)),
+               "Trilu", {rnd({2, 3, 3, 5}, 79), int64s({}, {k})}, a));
+    Case constantK = make(name + "_constant_k", "Trilu",
+                          {rnd({3, 4}, 80), int64s({}, {1})}, a);
+    constantK.constant = {false, true};
+    cases.push_back(constantK);
+    cases.push_back(
+        make(name + "_int", "Trilu",
+             {integers({3, 3}, 81, -9, 9, DType::Int64), int64s({}, {-1})}, a));
+  }
+
+  cases.push_back(make("Unsqueeze_two_axes", "Unsqueeze",
+                       {rnd({3, 4, 5}, 82), int64s({2}, {1, 4})}));
+  cases.back().constant = {false, true};
+  cases.push_back(
+      make("Squeeze", "Squeeze", {rnd({1, 3, 4, 5}, 83), int64s({1}, {0})}));
+  cases.back().constant = {false, true};
+  cases.push_back(make("Expand_dim_changed", "Expand",
+                       {rnd({3, 1}, 84), int64s({3}, {2, 1, 6})}));
+  cases.push_back(make("Expand_dim_unchanged", "Expand",
+                       {rnd({3, 1}, 85), int64s({2}, {3, 4})}));
+  cases.push_back(
+      make("Tile", "Tile", {rnd({2, 3, 4}, 86), int64s({3}, {1, 3, 2})}));
+  cases.back().constant = {false, true};
+  cases.push_back(
+      make("DepthToSpace_dcr", "DepthToSpace", {rnd({2, 8, 3, 3}, 87)},
+           {{"blocksize", intAttr(2)}, {"mode", stringAttr("DCR")}}));
+  cases.push_back(
+      make("DepthToSpace_crd", "DepthToSpace", {rnd({2, 8, 3, 3}, 88)},
+           {{"blocksize", intAttr(2)}, {"mode", stringAttr("CRD")}}));
+  cases.push_back(make("SpaceToDepth", "SpaceToDepth", {rnd({2, 2, 6, 6}, 89)},
+                       {{"blocksize", intAttr(2)}}));
+  Case dropout = make("Dropout_mask", "Dropout", {rnd({3, 4, 5}, 90)});
+  dropout.outputs = 2;
+  cases.push_back(dropout);
+  Case zeroRatio = make("Dropout_training_zero_ratio_mask", "Dropout",
+                        {rnd({3, 4, 5}, 91), floats({}, {0}),
+                         Tensor::fromVector<bool>(DType::Bool, {}, {true})});
+  zeroRatio.constant = {false, true, true};
+  zeroRatio.outputs = 2;
+  cases.push_back(zeroRatio);
+
+  // The losses: [N, C] and [N, C, d1, d2] scores, targets with the
+  // ignored class among them.
+  auto loss = [&](std::string op, std::string name, std::vector<int64_t> shape,
+                  bool weighted, std::string reduction,
+                  std::optional<int64_t> ignore, size_t outputs = 1) {
+    std::vector<int64_t> positions = shape;
+    positions.erase(positions.begin() + 1);
+    Tensor target = integers(positions, 92, 0, int(shape[1] - 1), DType::Int64);
+    if (ignore && target.numElements() > 1)
+      target.data<int64_t>()[1] = *ignore;
+    Case c = make(op + "_" + name, op,
+                  {rnd(shape, 93, op == "NegativeLogLikelihoodLoss" ? -3 : -2,
+                       op == "NegativeLogLikelihoodLoss" ? 0 : 2),
+                   target},
+                  {{"reduction", stringAttr(reduction)}});
+    if (weighted)
+      c.inputs.push_back(rnd({shape[1]}, 94, 0.1f, 1));
+    if (ignore)
+      c.attributes["ignore_index"] = intAttr(*ignore);
+    c.outputs = outputs;
+    cases.push_back(c);
+  };
+  for (std::string op :
+       {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) {
+    loss(op, "NC_none", {3, 5}, false, "none", std::nullopt);
+    loss(op, "NC_mean", {3, 5}, false, "mean", std::nullopt);
+    loss(op, "NCd1_weight_sum", {3, 5, 2}, true, "sum", std::nullopt);
+    loss(op, "NCd1d2_weight_mean_ii", {2, 3, 4, 2}, true, "mean", int64_t(1));
+    loss(op, "NCd1d2_none_negative_ii", {2, 3, 2, 2}, false, "none",
+         int64_t(-5));
+    loss(op, "NCd1d2_mean_no_weight_ii", {2, 3, 2, 2}, false, "mean",
+         int64_t(2));
+  }
+  loss("SoftmaxCrossEntropyLoss", "log_prob_mean_weight", {3, 5, 2}, true,
+       "mean", std::nullopt, 2);
+  loss("SoftmaxCrossEntropyLoss", "log_prob_none_ii", {3, 4}, false, "none",
+       int64_t(0), 2);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Index, GeneralMore, ::testing::ValuesIn(indexCases()),
+                         caseName);
+
+//===----------------------------------------------------------------------===//
+// What the kernel declines, with the reason
+//===----------------------------------------------------------------------===//
+
+std::string whyNotGeneral(const KernelRequest &request) {
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "general") {
+      std::string whyNot;
+      EXPECT_FALSE(generator->matches(request, whyNot));
+      return whyNot;
+    }
+  ADD_FAILURE() << "no general kernel";
+  return "";
+}
+
+TEST(GeneralMore, DeclinesDoubleComparisons) {
+  KernelRequest request = makeRequest("Greater", {rnd({3}, 1), rnd({3}, 2)},
+                                      {{3}}, DeviceType::Double);
+  request.outputs[0].form = DramForm::canonical(DeviceType::Int32, {3});
+  EXPECT_NE(whyNotGeneral(request).find("is double"), std::string::npos);
+}
+
+TEST(GeneralMore, DeclinesDropoutThatDrops) {
+  Tensor x = rnd({3, 4}, 3);
+  Tensor ratio = floats({}, {0.5f});
+  Tensor training = Tensor::fromVector<bool>(DType::Bool, {}, {true});
+  KernelRequest request = makeRequest("Dropout", {x, ratio, training}, {{3, 4}},
+                                      DeviceType::Single, {false, true, true});
+  request.inputs[2].form = DramForm::canonical(DeviceType::Int32, {});
+  EXPECT_NE(whyNotGeneral(request).find("drops at random"), std::string::npos);
+}
+
+TEST(GeneralMore, SaysWhenGatherMasksDoNotFit) {
+  // 2000 indices into an axis of 300: 600000 mask words.
+  Tensor x = rnd({300}, 4);
+  Tensor indices = integers({2000}, 5, 0, 299, DType::Int64);
+  KernelRequest request =
+      makeRequest("Gather", {x, indices}, {{2000}}, DeviceType::Single);
+  request.inputs[1].form = DramForm::canonical(DeviceType::Int32, {2000});
+  EXPECT_NE(whyNotGeneral(request).find("does not fit"), std::string::npos);
+}
+
+} // namespace
