@@ -92,7 +92,9 @@ std::optional<MathFunction> mathFunctionOf(const std::string &opType) {
 
 bool isActivation(const std::string &opType) {
   return mathFunctionOf(opType) || opType == "Abs" || opType == "LeakyRelu" ||
-         opType == "Clip";
+         opType == "Clip" || opType == "Elu" || opType == "Selu" ||
+         opType == "HardSigmoid" || opType == "HardSwish" ||
+         opType == "PRelu" || opType == "Pow";
 }
 
 bool hasPadding(const DramForm &form) {
@@ -158,10 +160,81 @@ bool planOperator(const KernelRequest &request, Plan &plan,
     plan.variant = "abs";
     return true;
   }
-  if (op == "LeakyRelu") {
+  if (op == "Elu" || op == "Selu") {
+    // Selu's defaults are ONNX's float attributes.
+    double alpha = request.getFloat(
+        "alpha", op == "Elu" ? 1.0f : 1.67326319217681884765625f);
+    double gamma =
+        op == "Elu" ? 1.0 : request.getFloat("gamma", 1.05070102214813232421875f);
+    plan.program = scaledEluProgram(alpha, gamma, type);
+    plan.zeroAtZero = true;
+    plan.variant = op == "Elu" ? "elu" : "selu";
+    return true;
+  }
+  if (op == "HardSigmoid" || op == "HardSwish") {
+    // max(0, min(1, alpha x + beta)), one rounding of the fma; HardSwish
+    // times x (alpha 1/6, beta 1/2).
+    bool swish = op == "HardSwish";
+    double alpha = swish ? 1.0 / 6 : request.getFloat("alpha", 0.2f);
+    double beta = swish ? 0.5 : request.getFloat("beta", 0.5f);
+    Ref t = p.mau(f.mau("vfma"),
+                  {x, p.constant(alpha, Home::First),
+                   p.constant(beta, Home::Second)},
+                  Home::Second);
+    t = p.alu(f.alu("max"), {t, p.constantLane(0, Home::First)}, Home::Second);
+    if (!swish) {
+      p.setResult(
+          p.alu(f.alu("min"), {t, p.constant(1.0, Home::First)}, Home::Destination));
+      plan.variant = "hard sigmoid";
+      return true;
+    }
+    t = p.alu(f.alu("min"), {t, p.constant(1.0, Home::First)}, Home::Second);
+    p.setResult(p.mau(f.mau("vmul"), {x, t}, Home::Destination));
+    plan.zeroAtZero = true;
+    plan.variant = "hard swish";
+    return true;
+  }
+  if (op == "Pow") {
+    // A scalar constant exponent with a short exact form.
+    std::optional<double> c = scalarConstant(request, 1);
+    if (!c || (*c != 0.5 && *c != 1 && *c != 2 && *c != 3 && *c != -1)) {
+      whyNot = "Pow's exponent is not a scalar constant of 0.5, 1, 2, 3 or -1";
+      return false;
+    }
+    if (*c == 0.5 || *c == -1) {
+      MathFunction function =
+          *c == 0.5 ? MathFunction::Sqrt : MathFunction::Reciprocal;
+      plan.program = mathFunctionProgram(function, type);
+      plan.zeroAtZero = *c == 0.5;
+      plan.variant = std::string("pow as ") + mathFunctionName(function);
+      return true;
+    }
+    if (*c == 1) {
+      p.setResult(p.alu("lpassa", {x}, Home::Destination));
+    } else {
+      Ref square = p.mau(f.mau("vmul"), {x, x},
+                         *c == 2 ? Home::Destination : Home::Second);
+      if (*c == 3)
+        square = p.mau(f.mau("vmul"), {square, x}, Home::Destination);
+      p.setResult(square);
+    }
+    plan.zeroAtZero = true;
+    plan.variant = "pow " + std::to_string(int(*c));
+    return true;
+  }
+  if (op == "LeakyRelu" || op == "PRelu") {
     // The attribute is a float; alpha x in the format (double: alpha
-    // widened exactly, one rounding of the product).
+    // widened exactly, one rounding of the product). PRelu's slope is a
+    // scalar constant here (per-channel slopes broadcast: not covered).
     double alpha = request.getFloat("alpha", 0.01f);
+    if (op == "PRelu") {
+      std::optional<double> slope = scalarConstant(request, 1);
+      if (!slope) {
+        whyNot = "PRelu's slope is not a scalar constant";
+        return false;
+      }
+      alpha = *slope;
+    }
     Ref scaled =
         p.mau(f.mau("vmul"), {x, p.constant(alpha, Home::First)}, Home::Second);
     if (alpha >= 0 && alpha <= 1) {

@@ -1292,6 +1292,34 @@ MathProgram erfProgram(DeviceType type) {
 
 } // namespace
 
+MathProgram codegen::scaledEluProgram(double alpha, double scale,
+                                      DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
+  Ref x = p.input();
+  // scale max(x, 0) first: x is read only at the start (in place).
+  Ref positive = p.alu(f.alu("max"), {x, p.constantLane(0, kFirst)}, kFirst);
+  if (scale != 1)
+    positive =
+        p.mau(f.mau("vmul"), {positive, p.constant(scale, kSecond)}, kFirst);
+  // expm1(min(x, 0)), clamped where e^x is under the smallest normal.
+  Ref xn = p.alu(f.alu("min"), {x, p.constantLane(0, kFirst)}, kSecond);
+  xn = p.alu(f.alu("max"), {xn, p.constant(expLow(f), kFirst)},
+             isWide(p) ? kDest : kSecond);
+  Reduced red = reduceForExp(p, xn, false);
+  Ref r2 = p.mau(f.mau("vmul"), {red.r, red.r}, kSecond);
+  Ref q = horner(p, red.r, expm1Coefficients(f));
+  Ref em1 = p.mau(f.mau("vfma"), {r2, q, red.r}, kDest);
+  Ref k = p.alu(f.integer("add"), {red.kShifted, p.constant(1.0, kFirst)},
+                kFirst);
+  Ref kMinusOne = p.mau(f.mau("vadd"), {k, -p.constant(1.0, kSecond)}, kSecond);
+  Ref t = p.mau(f.mau("vfma"), {k, em1, kMinusOne}, kSecond);
+  Ref negative =
+      p.mau(f.mau("vmul"), {t, p.constant(alpha * scale, kFirst)}, kSecond);
+  p.setResult(p.mau(f.mau("vadd"), {positive, negative}, kDest));
+  return p;
+}
+
 MathProgram codegen::mathFunctionProgram(MathFunction function,
                                          DeviceType type) {
   switch (function) {

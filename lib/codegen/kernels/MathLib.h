@@ -306,6 +306,12 @@ private:
   int Result = -1;
 };
 
+/// scale (max(x, 0) + alpha expm1(min(x, 0))): Elu (scale 1) and Selu;
+/// expm1 as tanh's (M5), the two terms never both non-zero, so the sum is
+/// exact (M10).
+MathProgram scaledEluProgram(double alpha, double scale,
+                             DeviceType type = DeviceType::Single);
+
 /// The program of a function over singles or doubles (for tests and for
 /// kernels that extend it).
 MathProgram mathFunctionProgram(MathFunction function,

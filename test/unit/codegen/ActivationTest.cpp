@@ -179,6 +179,44 @@ std::vector<Case> cases() {
   // 1024] (MathLib's 3 ulp, M9, and the reference's rounding).
   all.push_back({"Erf_onnx", "Erf", {{1, 3, 32, 32}}, -4, 4, {}, {}, 5e-7});
   all.push_back({"Erf_bert_gelu", "Erf", {{1, 128, 1024}}, -3, 3, {}, {}, 5e-7});
+  // test_elu (alpha 2), test_selu (alpha 2, gamma 3) and the defaults;
+  // test_hardsigmoid (alpha 0.5, beta 0.6), test_hardswish; PRelu with a
+  // scalar slope; Pow by 2, 3, 0.5 and -1 (test_pow's shapes).
+  Case elu{"Elu_345", "Elu", {s345}, -4, 4};
+  elu.attributes["alpha"] = floatAttribute(2.0f);
+  all.push_back(elu);
+  all.push_back({"Elu_default", "Elu", {{16, 6, 28, 28}}, -20, 4});
+  // pfvm:cpu computes alpha e^x - alpha (an absolute error of a few ulps
+  // of alpha near 0), the device alpha expm1(x).
+  Case selu{"Selu_345", "Selu", {s345}, -4, 4, {}, {}, 6e-7, 1e-6};
+  selu.attributes["alpha"] = floatAttribute(2.0f);
+  selu.attributes["gamma"] = floatAttribute(3.0f);
+  all.push_back(selu);
+  all.push_back({"Selu_default", "Selu", {{16, 120}}, -6, 6, {}, {}, 6e-7, 1e-6});
+  Case hardSigmoid{"HardSigmoid_345", "HardSigmoid", {s345}, -4, 4,
+                   {}, {}, 4e-7, 1e-7};
+  hardSigmoid.attributes["alpha"] = floatAttribute(0.5f);
+  hardSigmoid.attributes["beta"] = floatAttribute(0.6f);
+  all.push_back(hardSigmoid);
+  all.push_back({"HardSigmoid_default", "HardSigmoid", {{16, 84}}, -4, 4,
+                 {}, {}, 4e-7, 1e-7});
+  all.push_back({"HardSwish_345", "HardSwish", {s345}, -4, 4, {}, {}, 6e-7,
+                 1e-7});
+  Case prelu{"PRelu_scalar_slope", "PRelu", {s345}, -2, 2};
+  prelu.constants = {scalar(0.25f)};
+  all.push_back(prelu);
+  for (float exponent : {2.0f, 3.0f, 0.5f, -1.0f}) {
+    Case pow{"Pow_" + std::to_string(int(exponent * 10)), "Pow", {s345},
+             exponent < 1 ? 0.1f : -3.0f, 3, {}, {}, 4e-7};
+    pow.name = std::string("Pow_") +
+               (exponent == 0.5f ? "sqrt" : exponent < 0 ? "reciprocal"
+                                    : exponent == 2  ? "square"
+                                                     : "cube");
+    pow.constants = {scalar(exponent)};
+    if (exponent == 3.0f)
+      pow.rtol = 3e-7; // two products against pow's one rounding
+    all.push_back(pow);
+  }
   // test_exp_example, test_sigmoid_example: [3].
   all.push_back({"Exp_3", "Exp", {{3}}, -1, 1});
   all.push_back({"Sigmoid_3", "Sigmoid", {{3}}, -1, 1});
@@ -229,7 +267,9 @@ std::vector<Case> cases() {
            {"Exp_lenet_logits_half", "Exp", {16, 10}, -4, 4},
            {"Log_345_half", "Log", s345, 0.01f, 10},
            {"Sqrt_cnn_half", "Sqrt", {16, 32, 16, 16}, 0, 10},
-           {"Erf_345_half", "Erf", s345, -3, 3}}) {
+           {"Erf_345_half", "Erf", s345, -3, 3},
+           {"Elu_345_half", "Elu", s345, -4, 4},
+           {"HardSwish_345_half", "HardSwish", s345, -4, 4}}) {
     Case half{name, op, {shape}, low, high};
     half.type = DeviceType::Half;
     all.push_back(half);
@@ -287,6 +327,11 @@ std::vector<Case> cases() {
             {0.0, -0.0, inf, -inf, -708.0, -800.0, 40.0});
   addDouble({"Sigmoid_cnn", "Sigmoid", {{16, 32, 32, 32}}, -6, 6}, 3, {});
   addDouble({"Div_345", "Div", {s345, s345}, -3, 3}, 2, {0.0, -0.0, 1e300});
+  addDouble({"Elu_lenet", "Elu", {{16, 6, 28, 28}}, -20, 4}, 3,
+            {0.0, -0.0, inf, -inf, -800.0});
+  // Near x = -3, x / 6 + 1/2 cancels: the rounding of 1/6 (the device's
+  // fma) and of x / 6 (the reference's) grow to several ulps of the result.
+  addDouble({"HardSwish_345", "HardSwish", {s345}, -4, 4}, 8, {0.0, -0.0});
   addDouble({"Div_lenet_fc", "Div", {{16, 120}, {16, 120}}, -3, 3}, 2, {});
   // Two passes over LM with the padding mask in double: rows of 1001 in
   // 1004 long words.
@@ -362,6 +407,22 @@ TEST(ActivationKernel, RefusesWhatItDoesNotCover) {
     if (std::string(generator->name()) == "activation")
       EXPECT_FALSE(generator->matches(erf, whyNot));
   EXPECT_NE(whyNot.find("Erf in double"), std::string::npos) << whyNot;
+  // Pow by an exponent without a short exact form, PRelu's per-channel
+  // slopes.
+  // (The request points at its constants: they outlive it.)
+  std::vector<reference::Tensor> powInputs = {in[0], scalar(2.5f)};
+  KernelRequest pow = makeRequest("Pow", powInputs, {{4, 8}},
+                                  DeviceType::Single, {false, true});
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "activation")
+      EXPECT_FALSE(generator->matches(pow, whyNot));
+  EXPECT_NE(whyNot.find("exponent"), std::string::npos) << whyNot;
+  KernelRequest prelu =
+      makeRequest("PRelu", in, {{4, 8}}, DeviceType::Single, {false, true});
+  for (const auto &generator : kernelGenerators())
+    if (std::string(generator->name()) == "activation")
+      EXPECT_FALSE(generator->matches(prelu, whyNot));
+  EXPECT_NE(whyNot.find("slope"), std::string::npos) << whyNot;
 }
 
 } // namespace
