@@ -87,6 +87,8 @@ std::optional<MathFunction> mathFunctionOf(const std::string &opType) {
     return MathFunction::Divide;
   if (opType == "Erf")
     return MathFunction::Erf;
+  if (opType == "Softplus")
+    return MathFunction::Softplus;
   return std::nullopt;
 }
 
@@ -125,9 +127,12 @@ bool planOperator(const KernelRequest &request, Plan &plan,
   const std::string &op = request.opType;
   DeviceType type = programType(request);
   if (std::optional<MathFunction> function = mathFunctionOf(op)) {
-    if (*function == MathFunction::Erf && type == DeviceType::Double) {
-      whyNot = "Erf in double is not implemented (MathLib's erf is single: "
-               "docs/codegen.md M9)";
+    if ((*function == MathFunction::Erf ||
+         *function == MathFunction::Softplus) &&
+        type == DeviceType::Double) {
+      whyNot = op + " in double is not implemented (MathLib's " +
+               mathFunctionName(*function) +
+               " is single: docs/codegen.md M9, M12)";
       return false;
     }
     plan.program = mathFunctionProgram(*function, type);

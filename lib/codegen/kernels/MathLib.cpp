@@ -1290,6 +1290,52 @@ MathProgram erfProgram(DeviceType type) {
   return p;
 }
 
+/// softplus(x) = max(x, 0) + log1p(z), z = e^-|x| in (0, 1]: u = 1 + z
+/// rounded, log1p(z) = log(u) + c / u with c = z - (u - 1) exact (u in
+/// [1, 2]); |c| is under half an ulp of u, so 1 / u is taken as 1.5 - u / 2
+/// (off by 0.09 at most, where c is under 2^-26 of the result; exact at
+/// u = 1, where c is all of it). log(u) as log's single path (M3). M12.
+MathProgram softplusProgram(DeviceType type) {
+  MathProgram p(type);
+  const VectorFormat &f = p.format();
+  Ref x = p.input();
+  Ref positive = p.alu(f.alu("max"), {x, p.constantLane(0, kFirst)}, kFirst);
+  Ref ax = p.alu(f.integer("and"),
+                 {x, p.constantLane(f.magnitudeMask(), kFirst)}, kSecond);
+  ax = p.alu(f.alu("min"), {ax, p.constant(sigmoidSaturation(f), kFirst)},
+             kSecond);
+  Reduced red = reduceForExp(p, ax, true);
+  Ref poly = horner(p, red.r, expCoefficients(f));
+  Ref z = p.alu(f.integer("add"), {poly, red.kShifted}, kSecond);
+  Ref u = p.mau(f.mau("vadd"), {z, p.constant(1.0, kFirst)}, kDest);
+  Ref uMinusOne = p.mau(f.mau("vadd"), {u, -p.constant(1.0, kFirst)}, kFirst);
+  Ref c = p.mau(f.mau("vadd"), {z, -uMinusOne}, kSecond);
+  Ref inverse =
+      p.mau(f.mau("vfma"),
+            {u, p.constant(-0.5, kFirst), p.constant(1.5, kSecond)}, kFirst);
+  Ref correction = p.mau(f.mau("vmul"), {c, inverse}, kFirst);
+  // log(u): u = 2^e m, m in [sqrt(1/2), sqrt(2)), e = 0 or 1.
+  Ref shift = p.constantLane(f.mantissaBits(), kSecond);
+  Ref ix =
+      p.alu(f.integer("sub"), {u, p.constant(std::sqrt(0.5), kFirst)}, kFirst);
+  Ref e = p.alu(f.integer("lsr"), {ix, shift}, kFirst);
+  Ref eShifted = p.alu(f.integer("lsl"), {e, shift}, kFirst);
+  Ref m = p.alu(f.integer("sub"), {u, eShifted}, kDest);
+  Ref eMagic = p.alu(f.integer("add"),
+                     {e, p.constant(roundingMagic(f), kSecond)}, kSecond);
+  Ref ef = p.mau(f.mau("vadd"), {eMagic, -p.constant(roundingMagic(f), kFirst)},
+                 kFirst);
+  Ref fm = p.mau(f.mau("vadd"), {m, -p.constant(1.0, kSecond)}, kDest);
+  Ref q = horner(p, fm, logCoefficients());
+  Ref fq = p.mau(f.mau("vmul"), {q, fm}, kSecond);
+  Ref logM = p.mau(f.mau("vfma"), {fq, fm, fm}, kDest);
+  Ref logU =
+      p.mau(f.mau("vfma"), {ef, p.constant(M_LN2, kSecond), logM}, kSecond);
+  Ref log1p = p.mau(f.mau("vadd"), {logU, correction}, kDest);
+  p.setResult(p.mau(f.mau("vadd"), {positive, log1p}, kDest));
+  return p;
+}
+
 } // namespace
 
 MathProgram codegen::scaledEluProgram(double alpha, double scale,
@@ -1339,6 +1385,8 @@ MathProgram codegen::mathFunctionProgram(MathFunction function,
     return divideProgram(type);
   case MathFunction::Erf:
     return erfProgram(type);
+  case MathFunction::Softplus:
+    return softplusProgram(type);
   }
   return expProgram(type);
 }
@@ -1361,6 +1409,8 @@ const char *codegen::mathFunctionName(MathFunction function) {
     return "divide";
   case MathFunction::Erf:
     return "erf";
+  case MathFunction::Softplus:
+    return "softplus";
   }
   return "?";
 }

@@ -3,7 +3,8 @@
 // Emits VSM that computes a function element by element over a block of
 // long words of singles (two per long word) or doubles (one) in a PE
 // memory, the same in every PE, with no communication: exp, log,
-// reciprocal, division, square root, tanh, sigmoid and erf, and any short
+// reciprocal, division, square root, tanh, sigmoid, erf and softplus, and
+// any short
 // sequence of ALU and MAU vector operations a kernel builds with
 // MathProgram.
 //
@@ -152,6 +153,8 @@ enum class MathFunction : uint8_t {
   /// The error function (single only: the activation kernel refuses
   /// double, M9).
   Erf,
+  /// log(1 + e^x) (single only, M12).
+  Softplus,
 };
 
 const char *mathFunctionName(MathFunction function);

@@ -217,6 +217,10 @@ std::vector<Case> cases() {
       pow.rtol = 3e-7; // two products against pow's one rounding
     all.push_back(pow);
   }
+  // test_softplus: [3, 4, 5]; wide inputs (log1p of tiny e^x).
+  all.push_back({"Softplus_345", "Softplus", {s345}, -4, 4, {}, {}, 5e-7});
+  all.push_back({"Softplus_wide", "Softplus", {{16, 120}}, -30, 30, {}, {},
+                 5e-7});
   // test_exp_example, test_sigmoid_example: [3].
   all.push_back({"Exp_3", "Exp", {{3}}, -1, 1});
   all.push_back({"Sigmoid_3", "Sigmoid", {{3}}, -1, 1});
@@ -269,7 +273,8 @@ std::vector<Case> cases() {
            {"Sqrt_cnn_half", "Sqrt", {16, 32, 16, 16}, 0, 10},
            {"Erf_345_half", "Erf", s345, -3, 3},
            {"Elu_345_half", "Elu", s345, -4, 4},
-           {"HardSwish_345_half", "HardSwish", s345, -4, 4}}) {
+           {"HardSwish_345_half", "HardSwish", s345, -4, 4},
+           {"Softplus_345_half", "Softplus", s345, -4, 4}}) {
     Case half{name, op, {shape}, low, high};
     half.type = DeviceType::Half;
     all.push_back(half);

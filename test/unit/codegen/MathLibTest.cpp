@@ -358,6 +358,23 @@ TEST(MathLib, Erf) {
       MathFunction::Erf, inputs, [](double x) { return std::erf(x); }, 3.0);
 }
 
+TEST(MathLib, Softplus) {
+  std::vector<float> inputs = makeInputs(
+      {0.0f, -0.0f, 1.0f, -1.0f, kInf, -kInf, kMax, -kMax, kMin, -kMin, 1e-20f,
+       -1e-20f, 16.0f, 17.0f, -16.0f, -17.0f, 87.0f, -87.0f, -88.0f, -100.0f,
+       0.3466f, -0.3466f},
+      kCount, [](std::mt19937 &e) {
+        float range = e() % 2 ? 8.0f : 100.0f;
+        return std::uniform_real_distribution<float>(-range, range)(e);
+      });
+  expectAccurate(
+      MathFunction::Softplus, inputs,
+      [](double x) {
+        return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+      },
+      2.5);
+}
+
 TEST(MathLib, RunsInPlaceAndWithASmallScratch) {
   std::vector<float> inputs =
       makeInputs({}, size_t(2 * 8 * kPes), [](std::mt19937 &e) {
@@ -439,8 +456,10 @@ void expectNoWaits(DeviceType type, double slack) {
       MathFunction::Sqrt, MathFunction::Tanh,    MathFunction::Sigmoid,
       MathFunction::Divide};
   // Erf is single only (docs/codegen.md M9).
-  if (type == DeviceType::Single)
+  if (type == DeviceType::Single) {
     functions.push_back(MathFunction::Erf);
+    functions.push_back(MathFunction::Softplus);
+  }
   for (MathFunction f : functions) {
     MathProgram program = mathFunctionProgram(f, type);
     size_t alu = 0, mau = 0;
