@@ -9,6 +9,8 @@ PYTHON ?= /usr/bin/python3
 
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
+# Seconds one input may take (wall time; give more on a busy machine).
+FUZZ_TIMEOUT ?= 30
 
 .PHONY: all deps configure build test demo install format clean fuzz-onnx \
 	fuzz-run fuzz-vsm fuzz-vsm-run fuzz-layout fuzz-option-json fuzz-configure \
@@ -42,8 +44,10 @@ install: build
 # build) and keeps what it finds in $(FUZZ_DIR)/findings. The corpora start
 # from the test inputs and grow in $(FUZZ_DIR)/corpus-*.
 FUZZ_RUN = ASAN_OPTIONS=detect_leaks=1 nice -n 19
-FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -timeout=30 \
-	-jobs=1 -workers=1 -print_final_stats=1 \
+# One process, no -jobs: with -jobs libFuzzer runs a child that logs to
+# fuzz-0.log in the current folder and shows nothing until it ends.
+FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 \
+	-timeout=$(FUZZ_TIMEOUT) -print_final_stats=1 \
 	-artifact_prefix=$(FUZZ_DIR)/findings/
 
 fuzz-configure: deps
