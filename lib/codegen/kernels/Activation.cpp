@@ -1,9 +1,11 @@
 //===- Activation.cpp - Element-wise math operators on the flat spread ----===//
 //
-// Exp, Log, Sigmoid, Tanh, Erf, Sqrt, Reciprocal, Div (operands of one
-// shape), Abs, LeakyRelu and Clip on single and double tensors (Erf on
-// single only; one program per operator, built in the tensor's format),
-// and on half ones through single (E7). Every operand of one DRAM geometry shares the flat spread
+// Exp, Log, Sigmoid, Tanh, Erf, Softplus, Elu, Selu, HardSigmoid,
+// HardSwish, Sqrt, Reciprocal, Pow by a short constant, Div (operands of
+// one shape), Abs, LeakyRelu, PRelu (a scalar slope) and Clip on single
+// and double tensors (Erf and Softplus on single only; one program per
+// operator, built in the tensor's format), and on half ones through
+// single (E7). Every operand of one DRAM geometry shares the flat spread
 // (ActivationSpread.h), so each pass loads a block per PE into LM0 (the
 // second Div operand into LM1), runs the operator's MathProgram (MathLib.h)
 // into LM1 and stores it.
@@ -169,8 +171,9 @@ bool planOperator(const KernelRequest &request, Plan &plan,
     // Selu's defaults are ONNX's float attributes.
     double alpha = request.getFloat(
         "alpha", op == "Elu" ? 1.0f : 1.67326319217681884765625f);
-    double gamma =
-        op == "Elu" ? 1.0 : request.getFloat("gamma", 1.05070102214813232421875f);
+    double gamma = op == "Elu" ? 1.0
+                               : request.getFloat(
+                                     "gamma", 1.05070102214813232421875f);
     plan.program = scaledEluProgram(alpha, gamma, type);
     plan.zeroAtZero = true;
     plan.variant = op == "Elu" ? "elu" : "selu";
@@ -188,8 +191,8 @@ bool planOperator(const KernelRequest &request, Plan &plan,
                   Home::Second);
     t = p.alu(f.alu("max"), {t, p.constantLane(0, Home::First)}, Home::Second);
     if (!swish) {
-      p.setResult(
-          p.alu(f.alu("min"), {t, p.constant(1.0, Home::First)}, Home::Destination));
+      p.setResult(p.alu(f.alu("min"), {t, p.constant(1.0, Home::First)},
+                        Home::Destination));
       plan.variant = "hard sigmoid";
       return true;
     }

@@ -178,7 +178,8 @@ std::vector<Case> cases() {
   // test_erf: [1, 3, 32, 32]; the BERT-like encoder's exact Gelu: [1, 128,
   // 1024] (MathLib's 3 ulp, M9, and the reference's rounding).
   all.push_back({"Erf_onnx", "Erf", {{1, 3, 32, 32}}, -4, 4, {}, {}, 5e-7});
-  all.push_back({"Erf_bert_gelu", "Erf", {{1, 128, 1024}}, -3, 3, {}, {}, 5e-7});
+  all.push_back(
+      {"Erf_bert_gelu", "Erf", {{1, 128, 1024}}, -3, 3, {}, {}, 5e-7});
   // test_elu (alpha 2), test_selu (alpha 2, gamma 3) and the defaults;
   // test_hardsigmoid (alpha 0.5, beta 0.6), test_hardswish; PRelu with a
   // scalar slope; Pow by 2, 3, 0.5 and -1 (test_pow's shapes).
@@ -192,7 +193,8 @@ std::vector<Case> cases() {
   selu.attributes["alpha"] = floatAttribute(2.0f);
   selu.attributes["gamma"] = floatAttribute(3.0f);
   all.push_back(selu);
-  all.push_back({"Selu_default", "Selu", {{16, 120}}, -6, 6, {}, {}, 6e-7, 1e-6});
+  all.push_back(
+      {"Selu_default", "Selu", {{16, 120}}, -6, 6, {}, {}, 6e-7, 1e-6});
   Case hardSigmoid{"HardSigmoid_345", "HardSigmoid", {s345}, -4, 4,
                    {}, {}, 4e-7, 1e-7};
   hardSigmoid.attributes["alpha"] = floatAttribute(0.5f);
