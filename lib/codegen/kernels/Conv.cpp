@@ -300,6 +300,7 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
   if (p.bias) {
     s.bias.kind = p.m > 1 ? BiasSpec::Kind::Row : BiasSpec::Kind::Scalar;
     s.bias.form = p.bias->form;
+    s.bias.constant = p.bias->constant;
   }
   built.a = std::make_unique<ConvA>(p, unit);
   s.a = built.a.get();

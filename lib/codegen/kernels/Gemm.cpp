@@ -417,6 +417,7 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
     s.bias.kind = p.biasKind;
     s.bias.form = p.c->form;
     s.bias.beta = p.beta;
+    s.bias.constant = p.c->constant;
   }
   // One product per B batch when every batch of C starts an MV unit;
   // else a block-diagonal A over every B batch.

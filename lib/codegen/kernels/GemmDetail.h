@@ -39,7 +39,7 @@ std::string llFixed(PeMemory memory, int64_t longWord);
 std::string lwAny(PeMemory memory, const std::array<int64_t, 4> &longWords);
 std::string lwAnyT(const std::array<int64_t, 4> &longWords);
 
-/// `i"0x3e003e00"`: an imm payload.
+/// `ui"0x3e003e00"`: an imm payload.
 std::string immWord(uint32_t word);
 
 //===----------------------------------------------------------------------===//
@@ -70,9 +70,9 @@ public:
   /// of a quad of halves and clear elsewhere.
   unsigned halfElementScratch(int element);
   /// The scratch entry, set in the PEs of the L1Bs whose bit
-  /// 8 * l2b + l1bid of `places` is set, l2b the L2B within its group
-  /// ($l2bid mod 2): the same PEs in every group.
-  unsigned placeMask(uint16_t places);
+  /// 8 * $l2bid + $l1bid of `places` is set ($l2bid = group x 2 + L2B:
+  /// bit 16 g + 8 l + k is L1B k of L2B l of group g).
+  unsigned placeMask(uint64_t places);
 
   /// T (every cycle) = F2[l2bid] + F1[l1bid] + F0[mabid] words, computed
   /// into GRF1 long word `grf1LongWord` ('i' lanes); tables of 8, 8 and

@@ -116,6 +116,10 @@ constexpr int64_t kL1bmTransitLw = 2048;
 constexpr int64_t kL1bmStream = 0;
 constexpr int64_t kL1bmOut = 4096;
 constexpr int64_t kL1bmOutLw = 4096;
+// A padded grid's compacted rows: the transit and stream buffers, spent by
+// the time a chunk's outputs are gathered.
+constexpr int64_t kL1bmCompact = 0;
+constexpr int64_t kL1bmCompactLw = 4096;
 
 /// How an L1B's sixteen MABs share its work: by output quad, each MAB the
 /// quads of the L1B's image with index = m mod 16 (gathered by l1bmd), or
@@ -578,8 +582,12 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
       return false;
     int64_t l1bImage = p.l1bMode == L1bMode::Stripe ? r2 * rowLw / 8
                                                      : trial.r1 * rowLw;
-    if (p.compact)
-      l1bImage += roundUp(trial.r1 * p.nt * kQuadLongWords, 64);
+    if (p.compact) {
+      // The padded grid at kL1bmOut, C's rows compacted at kL1bmCompact.
+      if (l1bImage > kL1bmCompactLw)
+        return false;
+      l1bImage = trial.r1 * p.nt * kQuadLongWords;
+    }
     // The L2BM holds the rows a chunk really has.
     int64_t used = p.l1bMode == L1bMode::Stripe
                        ? r2
@@ -603,14 +611,22 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   // takes both L2Bs when their images lie out alike, else one.
   auto placeChunks = [&]() {
     int64_t r2 = rowsPerL2b(p);
+    // Every K phase loads its own image (other taps, other channels), and
+    // each must lie out alike.
+    auto alike = [&](const Chunk &c) {
+      for (int64_t phase = 0; phase < p.phases; ++phase)
+        if (!sameLayout(chunkUnits(p, c, phase), imageBudget()))
+          return false;
+      return true;
+    };
     auto addChunks = [&](unsigned group, int64_t row, int64_t end,
                          int64_t batch) {
       while (row < end) {
         Chunk c{group, row, std::min(2 * r2, end - row), batch, 2};
-        if (c.rows <= r2 || !sameLayout(chunkUnits(p, c, 0), imageBudget())) {
+        if (c.rows <= r2 || !alike(c)) {
           c.l2bs = 1;
           c.rows = std::min(r2, end - row);
-          if (!sameLayout(chunkUnits(p, c, 0), imageBudget()))
+          if (!alike(c))
             return false;
         }
         p.chunks.push_back(c);
@@ -1192,7 +1208,7 @@ void emitGather(VsmWriter &out, const Plan &p) {
       out.step({"l1bmm " + l1bmOperand(kL1bmOut + 4 * q, true) + " " +
                 llRun(PeMemory::LM0, q)});
     out.nop();
-    image = kL1bmOut + roundUp(padded * kQuadLongWords, 64);
+    image = kL1bmCompact;
     int64_t real = p.r1 * p.nqo;
     for (int64_t q0 = 0; q0 < real; q0 += 4) {
       std::array<int64_t, 4> src;

@@ -170,6 +170,9 @@ struct BiasSpec {
   /// The bias tensor (operand format).
   DramForm form;
   float beta = 1;
+  /// An initializer: staged by the host, its row padding zero (C2), so
+  /// that a quad may be read whole.
+  bool constant = false;
 };
 
 /// One run of compute rows sharing one B (a batch of a batched MatMul).

@@ -162,7 +162,8 @@ Sections sectionsOf(const LoadUnit &unit) {
 /// and the fullest L1B section; their zeros the union of every unit's
 /// (but those where some unit has data); per unit and section the shifts
 /// of its ranges; the zeros that apply only where some sections load, by
-/// the set of (L2B, L1B) places they apply to (bit 8 l2b + l1b).
+/// the set of (group, L2B, L1B) places they apply to (bit 16 group +
+/// 8 l2b + l1b, PeSetup::placeMask).
 struct Reference {
   Layout shared, l1b;
   bool distinct = false;
@@ -173,7 +174,7 @@ struct Reference {
   int64_t longWords = 0;
   std::vector<std::vector<int64_t>> sharedShift;
   std::vector<std::array<std::vector<int64_t>, 8>> l1bShift;
-  std::map<uint16_t, std::vector<int64_t>> masked;
+  std::map<uint64_t, std::vector<int64_t>> masked;
 };
 
 bool referenceOf(const std::vector<Sections> &all,
@@ -190,10 +191,8 @@ bool referenceOf(const std::vector<Sections> &all,
         ref.l1bUsed[size_t(k)] = ref.l1bUsed[size_t(k)] || !empty(l);
       }
   }
-  // Zeros where some section has data: per slot, the places (and for
-  // each, the groups) that zero it; every group of a place must agree,
-  // since only the L2B and the L1B can pick PEs.
-  std::map<int64_t, std::map<unsigned, std::set<unsigned>>> zeroAt;
+  // Zeros where some section has data: per slot, the places that zero it.
+  std::map<int64_t, uint64_t> zeroAt;
   std::set<int64_t> sharedZeros, l1bZeros;
   ref.sharedShift.resize(all.size());
   ref.l1bShift.resize(all.size());
@@ -202,9 +201,12 @@ bool referenceOf(const std::vector<Sections> &all,
     const Sections &s = all[u];
     if (!match(ref.shared, s.shared, ref.sharedShift[u], masked))
       return false;
+    auto place = [&](unsigned k) {
+      return uint64_t(1) << (16 * units[u].group + 8 * units[u].l2b + k);
+    };
     for (int64_t z : masked)
       for (unsigned k = 0; k < 8; ++k)
-        zeroAt[z][8 * units[u].l2b + k].insert(units[u].group);
+        zeroAt[z] |= place(k);
     for (int64_t z : s.shared.zeroSlots)
       if (!ref.shared.slots.count(z))
         sharedZeros.insert(z);
@@ -215,25 +217,14 @@ bool referenceOf(const std::vector<Sections> &all,
       if (!match(ref.l1b, l, ref.l1bShift[u][k], masked))
         return false;
       for (int64_t z : masked)
-        zeroAt[z][8 * units[u].l2b + k].insert(units[u].group);
+        zeroAt[z] |= place(k);
       for (int64_t z : l.zeroSlots)
         if (!ref.l1b.slots.count(z))
           l1bZeros.insert(z);
     }
   }
-  std::map<unsigned, std::set<unsigned>> groupsOf;
-  for (const LoadUnit &unit : units)
-    for (unsigned k = 0; k < 8; ++k)
-      groupsOf[8 * unit.l2b + k].insert(unit.group);
-  for (const auto &[slot, places] : zeroAt) {
-    uint16_t pattern = 0;
-    for (const auto &[place, groups] : places) {
-      if (groups != groupsOf[place])
-        return false;
-      pattern |= uint16_t(1u << place);
-    }
-    ref.masked[pattern].push_back(slot);
-  }
+  for (const auto &[slot, places] : zeroAt)
+    ref.masked[places].push_back(slot);
   ref.shared.zeroSlots.assign(sharedZeros.begin(), sharedZeros.end());
   ref.l1b.zeroSlots.assign(l1bZeros.begin(), l1bZeros.end());
   int64_t at = roundUp(ref.shared.longWords, kMvUnitLongWords);

@@ -95,8 +95,10 @@ std::string gemm::lwAnyT(const std::array<int64_t, 4> &longWords) {
 }
 
 std::string gemm::immWord(uint32_t word) {
+  // Unsigned: an i"..." payload must lie in the signed range, and bit 31
+  // is as much a bit of a mask pattern as any other.
   char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "i\"0x%08x\"", word);
+  std::snprintf(buffer, sizeof buffer, "ui\"0x%08x\"", word);
   return buffer;
 }
 
@@ -223,36 +225,68 @@ unsigned PeSetup::halfElementScratch(int element) {
   return kScratchEntry;
 }
 
-unsigned PeSetup::placeMask(uint16_t places) {
-  constexpr int64_t kPlaceLw = kSetupGrf1 + 6;   // GRF1: the place
+unsigned PeSetup::placeMask(uint64_t places) {
+  constexpr int64_t kPlaceLw = kSetupGrf1 + 6;   // GRF1: high word - 1
   constexpr int64_t kPatternLw = kSetupGrf1 + 7; // GRF1: the pattern
   constexpr int64_t kAndLw = kSetupGrf1 + 8;     // GRF1: bit & pattern
-  constexpr int64_t kBitLw = kTempLw + 1;        // GRF0: 1 << place
+  constexpr int64_t kBitLw = kTempLw + 1;        // GRF0: 1 << place % 32
   if (!PlaceBit) {
-    // $l2bid numbers the L2Bs of the board (group * 2 + L2B, docs/
-    // layout.md); a place is an L2B of the group, so that every group's
-    // PEs at one place agree.
-    int64_t three = constant(3), one = constant(1);
-    Out.step({"iand $l2bid " + lwFixed(PeMemory::GRF0, one) + " " +
-              lwFixed(PeMemory::GRF1, kPlaceLw)});
-    Out.nop(2);
-    Out.step({"ilsl " + lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
-              lwFixed(PeMemory::GRF0, three) + " " +
+    // place = 8 $l2bid + $l1bid ($l2bid numbers the board's L2Bs, group x
+    // 2 + L2B, docs/layout.md): 64 places over two 32-bit pattern words.
+    int64_t three = constant(3);
+    Out.step({"ilsl $l2bid " + lwFixed(PeMemory::GRF0, three) + " " +
               lwFixed(PeMemory::GRF1, kPlaceLw)});
     Out.nop(2);
     Out.step({"iadd $l1bid " + lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
               lwFixed(PeMemory::GRF1, kPlaceLw)});
     Out.nop(2);
+    int64_t low = constant(31);
+    Out.step({"iand " + lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
+              lwFixed(PeMemory::GRF0, low) + " " +
+              lwFixed(PeMemory::GRF1, kAndLw)});
+    Out.nop(2);
+    int64_t one = constant(1);
     Out.step({"ilsl " + lwFixed(PeMemory::GRF0, one) + " " +
-              lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
+              lwFixed(PeMemory::GRF1, kAndLw) + " " +
               lwFixed(PeMemory::GRF0, kBitLw)});
+    Out.nop(2);
+    // The pattern word's index (place / 32) less one: all ones where the
+    // low word applies, zero where the high one does.
+    int64_t five = constant(5);
+    Out.step({"ilsr " + lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
+              lwFixed(PeMemory::GRF0, five) + " " +
+              lwFixed(PeMemory::GRF1, kPlaceLw)});
+    Out.nop(2);
+    int64_t minusOne = constant(0xffffffffu);
+    Out.step({"iadd " + lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
+              lwFixed(PeMemory::GRF0, minusOne) + " " +
+              lwFixed(PeMemory::GRF1, kPlaceLw)});
     Out.nop(2);
     PlaceBit = kBitLw;
   }
-  // (bit & places) ^ bit is zero exactly where the bit is one of places.
-  Out.step({"imm " + immWord(places) + " " +
-            lwFixed(PeMemory::GRF1, kPatternLw)});
-  Out.nop(2);
+  uint32_t lowWord = uint32_t(places), highWord = uint32_t(places >> 32);
+  if (lowWord == highWord) {
+    Out.step({"imm " + immWord(lowWord) + " " +
+              lwFixed(PeMemory::GRF1, kPatternLw)});
+    Out.nop(2);
+  } else {
+    // pattern = high ^ ((high ^ low) & (index - 1)).
+    Out.step({"imm " + immWord(lowWord ^ highWord) + " " +
+              lwFixed(PeMemory::GRF0, kTempLw)});
+    Out.nop(2);
+    Out.step({"iand " + lwFixed(PeMemory::GRF0, kTempLw) + " " +
+              lwFixed(PeMemory::GRF1, kPlaceLw) + " " +
+              lwFixed(PeMemory::GRF1, kPatternLw)});
+    Out.nop(2);
+    Out.step(
+        {"imm " + immWord(highWord) + " " + lwFixed(PeMemory::GRF0, kTempLw)});
+    Out.nop(2);
+    Out.step({"ixor " + lwFixed(PeMemory::GRF0, kTempLw) + " " +
+              lwFixed(PeMemory::GRF1, kPatternLw) + " " +
+              lwFixed(PeMemory::GRF1, kPatternLw)});
+    Out.nop(2);
+  }
+  // (bit & pattern) ^ bit is zero exactly where the bit is one of places.
   Out.step({"iand " + lwFixed(PeMemory::GRF0, *PlaceBit) + " " +
             lwFixed(PeMemory::GRF1, kPatternLw) + " " +
             lwFixed(PeMemory::GRF1, kAndLw)});

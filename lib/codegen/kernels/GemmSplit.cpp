@@ -6,9 +6,9 @@
 //
 //   * C's rows, as an image of 64-long-word units (the MV unit), are dealt
 //     to the L2Bs: stripes of 16 N-tiles (whole units of every row) when a
-//     row is a multiple of a unit, else blocks of rows (a unit holds
-//     several rows); L2B lambda is L2B lambda / 4 of group lambda % 4, so
-//     two stripes already read two groups' DRAMs;
+//     row is a multiple of a unit or C is one row, else blocks of rows
+//     (a unit holds several rows); L2B lambda is L2B lambda / 4 of group
+//     lambda % 4, so two stripes already read two groups' DRAMs;
 //   * inside an L2B, L1B k owns long words 8k..8k+7 of every unit (two
 //     output quads, the layout l2bmd gathers), which makes its work a grid
 //     of rows by N-tiles;
@@ -175,10 +175,15 @@ LoadUnit unitOf(const SplitPlan &p, int lambda) {
   int64_t t0 = p.tFirst(lambda);
   auto add = [&](int64_t slot, int64_t row, int64_t t) {
     ImageQuad q;
-    if (t < biasQuads)
+    if (t < biasQuads) {
       q = rowQuad(bias.form, row, t, p.unit->kChunk);
-    else
+      // A constant's last quad whole (its padding is zero): the stripes
+      // then agree on the valid elements of every bias slot.
+      if (bias.constant && q.group >= 0)
+        q.valid = p.unit->kChunk;
+    } else {
       q.group = ImageQuad::kZeroQuad;
+    }
     q.slot = p.biasBase + slot;
     q.tensor = 1;
     unit.quads.push_back(q);
@@ -227,9 +232,14 @@ bool plan(const ProductSpec &s, SplitPlan &p) {
   p.nt = ceilDiv(std::max<int64_t>(s.n, 1), u.nTile);
   p.kcm = ceilDiv(p.kc, 16);
   p.kcPad = 16 * p.kcm;
-  if (p.nqRow % 16 == 0) {
+  // Stripes when a row is whole units, or when C is one row that no unit
+  // count divides (a classifier at batch 1, N 1000): its last stripe
+  // computes tiles past N from zero tiles of B and stores the whole unit,
+  // whose long words past the row are the tail of C's block.
+  bool oneRow = p.rows == 1 && 16 % p.nqRow != 0;
+  if (p.nqRow % 16 == 0 || oneRow) {
     p.stripes = true;
-    p.stripeCount = p.nqRow / 16;
+    p.stripeCount = ceilDiv(p.nqRow, 16);
     p.ns = ceilDiv(p.stripeCount, 8);
     p.active = int(ceilDiv(p.stripeCount, p.ns));
     p.units = p.rows * p.ns;

@@ -213,7 +213,16 @@ INSTANTIATE_TEST_SUITE_P(
                   {1, 1, 1, 1}),
              1, true),
         with(conv("pointwise_half", {2, 32, 7, 7}, {48, 32, 1, 1}, H), 1,
-             true)),
+             true),
+        // MobileNetV2's stride-1 depthwise convolution at 14 x 14: K in
+        // phases whose images differ (other taps at the borders).
+        with(conv("mobilenet_depthwise_384_half", {1, 384, 14, 14},
+                  {384, 1, 3, 3}, H, {1, 1, 1, 1}),
+             384, true),
+        // SqueezeNet 1.1's classifier: N 1000 over a padded grid.
+        with(conv("squeezenet_classifier_half", {1, 512, 13, 13},
+                  {1000, 512, 1, 1}, H),
+             1, true)),
     [](const ::testing::TestParamInfo<ConvCase> &info) {
       return std::string(info.param.name);
     });

@@ -302,6 +302,43 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.name);
     });
 
+// The classifiers of ResNet-18 / -50 and MobileNetV2 (N 1000: C's row is
+// 63 quads, neither whole units nor a divisor of one), weights and bias
+// initializers as in the models: at batch 1 the split plan's stripes with
+// a partial last one; at batch 16, or with a bias read at run time, the
+// padded grid, its rows compacted in the L1BM's transit buffers.
+GemmCase constantBias(GemmCase c) {
+  c.constant = {false, true, true};
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Classifiers, GemmKernel,
+    ::testing::Values(
+        constantBias(gemm("fc_1x512x1000_half",
+                          {{1, 512}, {1000, 512}, {1000}}, {1, 1000}, H,
+                          true)),
+        constantBias(gemm("fc_1x1280x1000_half",
+                          {{1, 1280}, {1000, 1280}, {1000}}, {1, 1000}, H,
+                          true)),
+        constantBias(gemm("fc_1x2048x1000_half",
+                          {{1, 2048}, {1000, 2048}, {1000}}, {1, 1000}, H,
+                          true)),
+        constantBias(gemm("fc_1x512x1000_single",
+                          {{1, 512}, {1000, 512}, {1000}}, {1, 1000}, S,
+                          true)),
+        constantBias(gemm("fc_16x512x1000_half",
+                          {{16, 512}, {1000, 512}, {1000}}, {16, 1000}, H,
+                          true)),
+        constantBias(gemm("fc_16x2048x1000_half",
+                          {{16, 2048}, {1000, 2048}, {1000}}, {16, 1000}, H,
+                          true)),
+        gemm("fc_runtime_bias_1x512x1000_half",
+             {{1, 512}, {1000, 512}, {1000}}, {1, 1000}, H, true)),
+    [](const ::testing::TestParamInfo<GemmCase> &info) {
+      return std::string(info.param.name);
+    });
+
 GemmCase transposed(GemmCase c) {
   c.transB = true;
   return c;
