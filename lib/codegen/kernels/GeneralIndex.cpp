@@ -760,17 +760,19 @@ bool planLoss(Lowering &l, size_t inputCount, LossPlan &plan,
                   " is not the loss's " + shapeText(expected));
   if (!placeScores())
     return false;
-  plan.target = l.placeInput(1, {GRF0, GRF1, LM1, LM0});
+  // The small operands in LM first: SoftmaxCrossEntropyLoss's MathLib
+  // needs its scratch in both GRFs.
+  plan.target = l.placeInput(1, {LM1, LM0, GRF0, GRF1});
   if (!plan.target)
     return false;
-  if (weighted && !(plan.weight = l.placeInput(2, {GRF0, GRF1, LM1, LM0})))
+  if (weighted && !(plan.weight = l.placeInput(2, {LM1, LM0, GRF0, GRF1})))
     return false;
   if (!(plan.y = l.placeOutput(0, {LM1, LM0})))
     return false;
   int64_t count = elementCount(positions);
   if (reduction != "none" &&
       !(plan.losses =
-            l.allocate({GRF0, GRF1, LM0, LM1}, int32_t((count + 7) / 8 * 8))))
+            l.allocate({LM0, LM1, GRF0, GRF1}, int32_t((count + 7) / 8 * 8))))
     return false;
   // The weight sum in LM: MathLib's reciprocal runs over LM blocks.
   if (reduction == "mean" && !(plan.weightSum = l.allocate({LM0, LM1}, 8)))
@@ -836,7 +838,7 @@ bool lowerSoftmaxCrossEntropy(Lowering &l) {
   std::optional<Slot> exps = l.allocate({LM1, LM0}, countWords);
   std::optional<Slot> sums = l.allocate({LM0, LM1}, positionWords);
   std::optional<Slot> maxima =
-      l.allocate({GRF0, GRF1, LM0, LM1}, positionWords);
+      l.allocate({LM0, LM1, GRF0, GRF1}, positionWords);
   if (!exps || !sums || !maxima ||
       !l.reserveMath(
           {MathFunction::Exp, MathFunction::Log, MathFunction::Reciprocal}))

@@ -3,9 +3,10 @@
 // The general kernel's comparisons (Equal, Greater, Less, GreaterOrEqual,
 // LessOrEqual), logic on bools (And, Or, Xor, Not), Where, the variadic
 // Max, Min, Sum and Mean, PRelu and the piecewise activations (HardSigmoid,
-// HardSwish, ThresholdedRelu, Shrink, Elu, Selu, Softplus, Sign), and the
-// reductions GeneralOps leaves (ReduceMin, ReduceProd, ReduceL1, ReduceL2,
-// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp). GeneralMore.h says how
+// HardSwish, ThresholdedRelu, Shrink, Elu, Selu, Softplus, Sign), Round,
+// Floor, Ceil, Pow, LayerNormalization, and the reductions GeneralOps
+// leaves (ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare,
+// ReduceLogSum, ReduceLogSumExp; also in double). GeneralMore.h says how
 // selections are made on the bits.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 using namespace mncc;
@@ -27,7 +29,8 @@ using namespace mncc::codegen::general::more;
 //===----------------------------------------------------------------------===//
 
 std::optional<ElementKind> more::kindOf(Lowering &l, const KernelTensor &tensor,
-                                        const std::string &what) {
+                                        const std::string &what,
+                                        bool allowDouble) {
   switch (tensor.form.type) {
   case DeviceType::Single:
   case DeviceType::Half:
@@ -35,6 +38,8 @@ std::optional<ElementKind> more::kindOf(Lowering &l, const KernelTensor &tensor,
   case DeviceType::Int32:
     return ElementKind::Int;
   case DeviceType::Double:
+    if (allowDouble)
+      return ElementKind::Float;
     break;
   }
   l.fail(what + " is double: the general kernel's " + l.request().opType +
@@ -78,19 +83,20 @@ more::constantInts(const KernelTensor &tensor) {
 }
 
 bool Ring::allocate(Lowering &l, std::initializer_list<PeMemory> preference,
-                    int32_t words) {
-  std::optional<Slot> slot = l.allocate(preference, words);
+                    int32_t elements) {
+  Stride = l.elementWords();
+  std::optional<Slot> slot = l.allocate(preference, elements * Stride);
   if (!slot)
     return false;
   Base = *slot;
-  Words = words;
+  Words = elements * Stride;
   Next = 0;
   return true;
 }
 
 Slot Ring::take() {
   Slot slot = Base.offset(Next);
-  Next = (Next + 1) % std::max(Words, 1);
+  Next = (Next + Stride) % std::max(Words, 1);
   return slot;
 }
 
@@ -637,9 +643,14 @@ bool lowerReduce(Lowering &l) {
     return false;
   const KernelRequest &r = l.request();
   const std::string &op = r.opType;
-  std::optional<ElementKind> kind = kindOf(l, r.inputs[0], "input 0");
-  if (!kind || !outputKind(l, *kind))
+  // Every operation below has a double form (G13).
+  std::optional<ElementKind> kind = kindOf(l, r.inputs[0], "input 0", true);
+  std::optional<ElementKind> out =
+      kind ? kindOf(l, r.outputs[0], "the output", true) : std::nullopt;
+  if (!out)
     return false;
+  if (*out != *kind)
+    return l.fail(op + " gives its input's element type");
   bool integer = *kind == ElementKind::Int;
   if (integer && op != "ReduceMin")
     return l.fail(op + " of int32 tensors is not supported (no integer "
@@ -676,13 +687,16 @@ bool lowerReduce(Lowering &l) {
   // blocks), the maxima in a GRF.
   std::optional<Slot> shifted, maxima;
   int64_t inputs = elementCount(in.shape);
+  int32_t shiftedWords = int32_t((inputs * l.elementWords() + 7) / 8 * 8);
   if (logSumExp) {
     for (int32_t word : order)
       if (sources[word].empty())
         return l.fail("ReduceLogSumExp over an empty set is not supported");
-    shifted = l.allocate({x->memory == LM0 ? LM1 : LM0, LM0, LM1},
-                         int32_t((inputs + 7) / 8 * 8));
-    maxima = l.allocate({GRF0, GRF1}, int32_t((order.size() + 7) / 8 * 8));
+    shifted =
+        l.allocate({x->memory == LM0 ? LM1 : LM0, LM0, LM1}, shiftedWords);
+    maxima = l.allocate(
+        {GRF0, GRF1, LM0, LM1},
+        int32_t((int64_t(order.size()) * l.elementWords() + 7) / 8 * 8));
     if (!shifted || !maxima)
       return false;
   }
@@ -700,7 +714,7 @@ bool lowerReduce(Lowering &l) {
   auto identity = [&]() -> Slot {
     if (op == "ReduceMin")
       return integer ? p.constantBits(0x7fffffffu)
-                     : p.constantBits(0x7f800000u); // +infinity
+                     : p.constant(std::numeric_limits<double>::infinity());
     if (op == "ReduceProd")
       return p.constant(1.0);
     return p.constantBits(0); // the sums; log 0 = -inf follows
@@ -724,9 +738,9 @@ bool lowerReduce(Lowering &l) {
         p.fma(dst, list[k], list[k], dst);
     } else if (op == "ReduceL1") {
       for (size_t k = 0; k < list.size(); ++k) {
-        // |x| = max(x, x with its sign flipped), on the ALU.
+        // |x| = max(x, -x) (the product by -1 is exact).
         Slot negated = ring.take(), magnitude = ring.take();
-        p.integer(ElemOpcode::IXor, negated, list[k], p.constantBits(kSignBit));
+        p.mul(negated, list[k], p.constant(-1.0));
         p.max(magnitude, list[k], negated);
         if (k == 0)
           p.copy(dst, magnitude);
@@ -744,26 +758,25 @@ bool lowerReduce(Lowering &l) {
     std::vector<std::pair<int32_t, int32_t>> ranges;
     for (size_t k = 0; k < order.size(); ++k) {
       const std::vector<Slot> &list = sources[order[k]];
-      Slot m = maxima->offset(int32_t(k));
+      Slot m = l.element(*maxima, int64_t(k));
       l.fold(m, list, Lowering::Fold::Max);
       ranges.push_back({next, int32_t(list.size())});
       for (const Slot &s : list)
-        p.add(shifted->offset(next++), s, m, true);
+        p.add(l.element(*shifted, next++), s, m, true);
     }
-    if (!l.math(MathFunction::Exp, {*shifted}, *shifted,
-                int32_t((inputs + 7) / 8 * 8)))
+    if (!l.math(MathFunction::Exp, {*shifted}, *shifted, shiftedWords))
       return false;
     for (size_t k = 0; k < order.size(); ++k) {
       std::vector<Slot> terms;
       for (int32_t i = 0; i < ranges[k].second; ++i)
-        terms.push_back(shifted->offset(ranges[k].first + i));
+        terms.push_back(l.element(*shifted, ranges[k].first + i));
       l.fold({y->memory, order[k]}, terms, Lowering::Fold::Sum);
     }
     if (!l.math(MathFunction::Log, {image}, image, y->words()))
       return false;
     for (size_t k = 0; k < order.size(); ++k)
       p.add({y->memory, order[k]}, {y->memory, order[k]},
-            maxima->offset(int32_t(k)));
+            l.element(*maxima, int64_t(k)));
   } else if (op == "ReduceL2") {
     if (!l.math(MathFunction::Sqrt, {image}, image, y->words()))
       return false;
@@ -771,6 +784,264 @@ bool lowerReduce(Lowering &l) {
     if (!l.math(MathFunction::Log, {image}, image, y->words()))
       return false;
   }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Round, Floor, Ceil, Pow
+//===----------------------------------------------------------------------===//
+
+/// Round (to nearest, ties to even), Floor, Ceil: x + 2^23 (with x's
+/// sign) - 2^23 rounds x to an integer on the MAU (the sum's last place is
+/// 1); |x| >= 2^23 is an integer already. Floor and Ceil step the rounded
+/// value by one where it lies on the wrong side of x.
+bool lowerRound(Lowering &l) {
+  if (!checkInputs(l, 1, 1) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  const std::string &op = r.opType;
+  std::vector<ElementKind> kinds;
+  if (!inputKinds(l, {0}, ElementKind::Float, kinds) ||
+      !outputKind(l, ElementKind::Float))
+    return false;
+  if (r.inputs[0].form.shape != r.outputs[0].form.shape)
+    return l.fail("the output of " + op + " is shaped as its input");
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  Ring ring;
+  if (!y || !ring.allocate(l, {GRF1, GRF0, LM0, LM1}))
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  constexpr uint32_t kTwo23 = 0x4b000000u; // 2^23
+  forEachIndex(y->form.shape, [&](const std::vector<int64_t> &index) {
+    Slot s{x->memory, x->wordOf(index)}, dst{y->memory, y->wordOf(index)};
+    Slot magic = ring.take(), rounded = ring.take(), magnitude = ring.take(),
+         large = ring.take();
+    p.integer(ElemOpcode::IAnd, magic, s, p.constantBits(kSignBit));
+    p.integer(ElemOpcode::IOr, magic, magic, p.constantBits(kTwo23));
+    p.add(rounded, s, magic);
+    p.add(rounded, rounded, magic, true);
+    p.integer(ElemOpcode::IAnd, magnitude, s, p.constantBits(~kSignBit));
+    p.add(large, magnitude, p.constantBits(kTwo23), true);
+    Slot integral = op == "Round" ? dst : ring.take();
+    selectBySign(l, ring, integral, large, s, rounded);
+    if (op == "Round")
+      return;
+    // Floor: one less where x < the integer; Ceil: one more where x is
+    // above it.
+    Slot side = ring.take(), stepped = ring.take();
+    bool floor = op == "Floor";
+    if (floor)
+      p.add(side, s, integral, true);
+    else
+      p.add(side, integral, s, true);
+    p.add(stepped, integral, p.constant(1.0), floor);
+    selectBySign(l, ring, dst, side, integral, stepped);
+  });
+  return true;
+}
+
+/// Pow: exp(y log |x|) (MathLib over the output's image), negated where
+/// x < 0 and y is an odd integer; 1 where y is 0. An integer exponent is
+/// converted to single exactly (|y| < 2^22). Negative x with a fractional
+/// y has no real result (ONNX: NaN, which the device does not have).
+bool lowerPow(Lowering &l) {
+  if (!checkInputs(l, 2, 2) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::vector<ElementKind> base, exponent;
+  if (!inputKinds(l, {0}, ElementKind::Float, base) ||
+      !inputKinds(l, {1}, std::nullopt, exponent) ||
+      !outputKind(l, ElementKind::Float))
+    return false;
+  std::vector<Operand> operands;
+  std::vector<std::optional<uint32_t>> constants;
+  if (!placeElementwise(l, {0, 1}, {base[0], exponent[0]}, operands, constants))
+    return false;
+  Ring ring;
+  if (!ring.allocate(l, {GRF1, GRF0, LM0, LM1}) ||
+      !l.reserveMath({MathFunction::Log, MathFunction::Exp}))
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  const PeImage &y = l.output(0);
+  bool integerExponent = exponent[0] == ElementKind::Int;
+  constexpr uint32_t kMagic = 0x4b400000u; // 1.5 x 2^23
+  // The exponent as a single (G9's conversion for integers).
+  auto exponentAt = [&](const std::vector<int64_t> &index) {
+    Slot e = operands[1].at(index);
+    if (!integerExponent)
+      return e;
+    Slot f = ring.take();
+    p.integer(ElemOpcode::IAdd, f, e, p.constantBits(kMagic));
+    p.add(f, f, p.constantBits(kMagic), true);
+    return f;
+  };
+  forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+    bindConstants(l, operands, constants);
+    p.integer(ElemOpcode::IAnd, {y.memory, y.wordOf(index)},
+              operands[0].at(index), p.constantBits(~kSignBit));
+  });
+  Slot image{y.memory, y.word};
+  if (!l.math(MathFunction::Log, {image}, image, y.words()))
+    return false;
+  forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+    bindConstants(l, operands, constants);
+    Slot dst{y.memory, y.wordOf(index)};
+    p.mul(dst, dst, exponentAt(index));
+  });
+  if (!l.math(MathFunction::Exp, {image}, image, y.words()))
+    return false;
+  forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+    bindConstants(l, operands, constants);
+    Slot dst{y.memory, y.wordOf(index)};
+    Slot e = exponentAt(index);
+    // The parity of an integral exponent: the last bit of |e| + 2^23.
+    Slot parity = ring.take();
+    p.integer(ElemOpcode::IAnd, parity, e, p.constantBits(~kSignBit));
+    p.add(parity, parity, p.constantBits(0x4b000000u));
+    p.integer(ElemOpcode::IAnd, parity, parity, p.constantBits(1));
+    p.integer(ElemOpcode::ILsl, parity, parity, p.constantBits(31));
+    p.integer(ElemOpcode::IAnd, parity, parity, operands[0].at(index));
+    p.integer(ElemOpcode::IXor, dst, dst, parity);
+    // x^0 = 1, whatever x.
+    Slot zero = ring.take();
+    p.integer(ElemOpcode::IAnd, zero, e, p.constantBits(~kSignBit));
+    p.integer(ElemOpcode::ILNot, zero, zero, zero);
+    selectBySign(l, ring, dst, conditionSign(l, ring, zero), p.constant(1.0),
+                 dst);
+  });
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNormalization
+//===----------------------------------------------------------------------===//
+
+/// Per row (the dimensions from `axis` on): the mean, the deviations into
+/// Y, the (population) variance, 1 / sqrt(var + epsilon) from frsqrt and
+/// four Newton steps (G8), then y = d inv scale + B; Mean and InvStdDev as
+/// optional outputs.
+bool lowerLayerNorm(Lowering &l) {
+  const KernelRequest &r = l.request();
+  if (!checkInputs(l, 2, 3))
+    return false;
+  size_t outputs = 0;
+  for (size_t o = 0; o < r.outputs.size(); ++o)
+    if (!r.outputs[o].omitted)
+      outputs = o + 1;
+  if (outputs == 0 || r.outputs[0].omitted)
+    return l.fail("LayerNormalization's Y is required");
+  std::vector<size_t> inputs = {0, 1};
+  if (r.hasInput(2))
+    inputs.push_back(2);
+  std::vector<ElementKind> kinds;
+  if (!inputKinds(l, inputs, ElementKind::Float, kinds) ||
+      !outputKind(l, ElementKind::Float))
+    return false;
+  const DramForm &in = r.inputs[0].form;
+  int64_t rank = int64_t(in.shape.size());
+  int64_t axis = r.getInt("axis", -1);
+  if (rank == 0 || axis < -rank || axis >= rank)
+    return l.fail("axis " + std::to_string(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  if (r.outputs[0].form.shape != in.shape)
+    return l.fail("Y is shaped as X");
+  std::vector<int64_t> inner(in.shape.begin() + axis, in.shape.end());
+  std::vector<int64_t> statsShape(in.shape.begin(), in.shape.begin() + axis);
+  statsShape.resize(size_t(rank), 1);
+  for (size_t i = 1; i < inputs.size(); ++i)
+    if (!broadcastsTo(r.inputs[inputs[i]].form.shape, inner))
+      return l.fail("input " + std::to_string(inputs[i]) +
+                    " does not broadcast to the normalized shape " +
+                    shapeText(inner));
+  for (size_t o = 1; o < outputs; ++o)
+    if (!r.outputs[o].omitted &&
+        (r.outputs[o].form.shape != statsShape ||
+         !kindOf(l, r.outputs[o], "output " + std::to_string(o))))
+      return l.fail("Mean and InvStdDev are shaped " + shapeText(statsShape));
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  if (!y)
+    return false;
+  const PeImage *params[3] = {nullptr, nullptr, nullptr};
+  for (size_t i = 1; i < inputs.size(); ++i)
+    if (!(params[i] = l.placeInput(inputs[i], {GRF0, GRF1, LM0, LM1})))
+      return false;
+  const PeImage *stats[3] = {nullptr, nullptr, nullptr};
+  for (size_t o = 1; o < outputs; ++o)
+    if (!r.outputs[o].omitted && !(stats[o] = l.placeOutput(o, {LM0, LM1})))
+      return false;
+  int64_t rows = elementCount(statsShape);
+  int32_t rowWords = int32_t((rows + 7) / 8 * 8);
+  std::optional<Slot> mean = l.allocate({GRF0, GRF1, LM0, LM1}, rowWords);
+  std::optional<Slot> inv = l.allocate({GRF1, GRF0, LM0, LM1}, rowWords);
+  std::optional<Slot> half = l.allocate({LM0, LM1, GRF0}, rowWords);
+  std::optional<Slot> step = l.allocate({LM1, LM0, GRF1}, rowWords);
+  if (!mean || !inv || !half || !step)
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  int64_t count = elementCount(inner);
+  double inverseCount = count ? 1.0 / double(count) : 0.0;
+  float epsilon = r.getFloat("epsilon", 1e-5f);
+  std::vector<int64_t> outerShape(in.shape.begin(), in.shape.begin() + axis);
+  int64_t row = 0;
+  forEachIndex(outerShape, [&](const std::vector<int64_t> &outer) {
+    std::vector<std::vector<int64_t>> members;
+    forEachIndex(inner, [&](const std::vector<int64_t> &tail) {
+      std::vector<int64_t> index = outer;
+      index.insert(index.end(), tail.begin(), tail.end());
+      members.push_back(index);
+    });
+    Slot m = mean->offset(int32_t(row)), g = inv->offset(int32_t(row)),
+         v = half->offset(int32_t(row)), q = step->offset(int32_t(row));
+    std::vector<Slot> sources;
+    for (const auto &index : members)
+      sources.push_back({x->memory, x->wordOf(index)});
+    l.fold(m, sources, Lowering::Fold::Sum);
+    p.mul(m, m, p.constant(inverseCount));
+    for (size_t k = 0; k < members.size(); ++k) {
+      Slot d{y->memory, y->wordOf(members[k])};
+      p.add(d, sources[k], m, true);
+      if (k == 0)
+        p.mul(v, d, d);
+      else
+        p.fma(v, d, d, v);
+    }
+    // v = var + epsilon; g ~ 1 / sqrt(v) (G8).
+    p.fma(v, v, p.constant(inverseCount), p.constant(epsilon));
+    p.rsqrt(g, v);
+    p.mul(v, v, p.constant(0.5));
+    for (int iteration = 0; iteration < 4; ++iteration) {
+      p.mul(q, g, g);
+      p.mul(q, q, v);
+      p.add(q, p.constant(1.5), q, true);
+      p.mul(g, g, q);
+    }
+    for (const auto &index : members) {
+      Slot d{y->memory, y->wordOf(index)};
+      std::vector<int64_t> tail(index.begin() + axis, index.end());
+      auto paramAt = [&](size_t i) {
+        return Slot{params[i]->memory, params[i]->wordOf(broadcastIndex(
+                                           tail, params[i]->form.shape))};
+      };
+      p.mul(d, d, g);
+      if (params[2])
+        p.fma(d, d, paramAt(1), paramAt(2));
+      else
+        p.mul(d, d, paramAt(1));
+    }
+    std::vector<int64_t> at = outer;
+    at.resize(size_t(rank), 0);
+    if (stats[1])
+      p.copy({stats[1]->memory, stats[1]->wordOf(at)}, m);
+    if (stats[2])
+      p.copy({stats[2]->memory, stats[2]->wordOf(at)}, g);
+    ++row;
+  });
   return true;
 }
 
@@ -810,6 +1081,11 @@ const MathOp kMathOps[] = {
     {"ReduceSumSquare", lowerReduce},
     {"ReduceLogSum", lowerReduce},
     {"ReduceLogSumExp", lowerReduce},
+    {"Round", lowerRound},
+    {"Floor", lowerRound},
+    {"Ceil", lowerRound},
+    {"Pow", lowerPow},
+    {"LayerNormalization", lowerLayerNorm},
 };
 
 } // namespace

@@ -5,7 +5,8 @@
 //
 //  * GeneralMath.cpp: comparisons and logic (bool tensors are int32 0 / 1
 //    on the device), Where, the variadic Max, Min, Sum and Mean, PRelu and
-//    the piecewise activations, the remaining reductions;
+//    the piecewise activations, Round, Floor, Ceil, Pow,
+//    LayerNormalization, the remaining reductions;
 //  * GeneralIndex.cpp: selections by a runtime index (Gather,
 //    GatherElements, ArgMax, ArgMin, Hardmax, the losses' target), Trilu,
 //    the reshape-like and broadcasting copies.
@@ -49,9 +50,11 @@ constexpr uint32_t kSignBit = 0x80000000u;
 enum class ElementKind { Float, Int };
 
 /// The kind of a tensor; fails (with the reason) for double tensors,
-/// which these operators do not take yet.
+/// unless `allowDouble` (an operator whose every operation has a double
+/// form, G13: a double program then computes it in double).
 std::optional<ElementKind> kindOf(Lowering &l, const KernelTensor &tensor,
-                                  const std::string &what);
+                                  const std::string &what,
+                                  bool allowDouble = false);
 
 /// Input and output counts, as GeneralOps checks them.
 bool checkInputs(Lowering &l, size_t least, size_t most);
@@ -60,19 +63,21 @@ bool checkOutputs(Lowering &l, size_t count);
 /// Integers of a constant input (axes, k, ...).
 std::optional<std::vector<int64_t>> constantInts(const KernelTensor &tensor);
 
-/// A ring of scratch words for temporaries: reusing a word waits for its
+/// A ring of scratch elements for temporaries: reusing one waits for its
 /// earlier readers (the program's dependences), so a ring of 64 lets that
-/// many temporaries be in flight.
+/// many temporaries be in flight. In a double program each takes two
+/// words.
 class Ring {
 public:
   bool allocate(Lowering &l, std::initializer_list<PeMemory> preference,
-                int32_t words = 64);
+                int32_t elements = 64);
   Slot take();
 
 private:
   Slot Base;
   int32_t Words = 0;
   int32_t Next = 0;
+  int32_t Stride = 1;
 };
 
 /// dst = a where s's sign bit is clear, else b: frelu s a (a or the sign

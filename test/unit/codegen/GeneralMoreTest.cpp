@@ -116,10 +116,41 @@ struct Case {
   size_t outputs = 1;
   /// Floating tensors in half (computed in single between conversions).
   bool half = false;
+  /// Floating tensors in double (computed in double, G13).
+  bool dbl = false;
   double atol = 1e-5, rtol = 1e-5;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
+/// Operators whose results are copies of their inputs' bits, or one
+/// rounding the reference makes alike: compared exactly.
+bool exactOperator(const std::string &op) {
+  for (const char *exact : {"Where",
+                            "Max",
+                            "Min",
+                            "PRelu",
+                            "ThresholdedRelu",
+                            "Sign",
+                            "Round",
+                            "Floor",
+                            "Ceil",
+                            "ReduceMin",
+                            "Gather",
+                            "GatherElements",
+                            "Trilu",
+                            "Unsqueeze",
+                            "Squeeze",
+                            "Expand",
+                            "Tile",
+                            "DepthToSpace",
+                            "SpaceToDepth",
+                            "Dropout",
+                            "Hardmax"})
+    if (op == exact)
+      return true;
+  return false;
+}
 
 void runCase(const Case &c) {
   std::vector<reference::Value> values;
@@ -139,7 +170,9 @@ void runCase(const Case &c) {
     expected.push_back(context.outputTensor(o));
     shapes.push_back(expected.back().shape());
   }
-  DeviceType floating = c.half ? DeviceType::Half : DeviceType::Single;
+  DeviceType floating = c.half  ? DeviceType::Half
+                        : c.dbl ? DeviceType::Double
+                                : DeviceType::Single;
   std::vector<bool> constant = c.constant;
   constant.resize(c.inputs.size(), false);
   KernelRequest request =
@@ -163,11 +196,14 @@ void runCase(const Case &c) {
   }
   KernelRun run;
   std::string error;
-  ASSERT_TRUE(runKernel(request, c.inputs, DType::Float32, run, error, options))
+  ASSERT_TRUE(runKernel(request, c.inputs,
+                        c.dbl ? DType::Float64 : DType::Float32, run, error,
+                        options))
       << error;
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   for (size_t o = 0; o < c.outputs; ++o) {
-    bool exact = !reference::isFloatingPoint(expected[o].dtype());
+    bool exact = !reference::isFloatingPoint(expected[o].dtype()) ||
+                 (exactOperator(c.opType) && !c.half);
     Comparison comparison = compareTensors(
         run.outputs[o], expected[o], exact ? 0 : c.atol, exact ? 0 : c.rtol);
     EXPECT_TRUE(comparison.within)
@@ -294,6 +330,41 @@ std::vector<Case> mathCases() {
   eluHalf.atol = eluHalf.rtol = 4e-3;
   cases.push_back(eluHalf);
 
+  // Ties, negative halves, values at and beyond 2^23, infinities.
+  Tensor rounding = floats({16}, {0.1f, 0.5f, 0.9f, 1.5f, 2.5f, -0.5f, -1.5f,
+                                  -2.5f, -0.2f, 2.3f, -4.7f, 8388607.5f,
+                                  -8388607.5f, 16777217.0f, inf, -inf});
+  for (std::string op : {"Round", "Floor", "Ceil"}) {
+    cases.push_back(make(op + "_edges", op, {rounding}));
+    cases.push_back(make(op + "_random", op, {rnd({3, 4, 5}, 59, -20, 20)}));
+  }
+  cases.push_back(make("Pow_example", "Pow",
+                       {floats({3}, {1, 2, 3}), floats({3}, {4, 5, 6})}));
+  cases.push_back(
+      make("Pow_bcast_array", "Pow",
+           {floats({2, 3}, {1, 2, 3, 4, 5, 6}), floats({3}, {1, 2, 3})}));
+  cases.push_back(make("Pow_negative_base_integer_exponent", "Pow",
+                       {floats({6}, {-2, -2, -3, -0.5f, 0, 2}),
+                        int64s({6}, {3, 2, 0, -3, 2, -1})}));
+  cases.push_back(make("Pow_fractional", "Pow",
+                       {rnd({3, 4}, 95, 0.1f, 4), rnd({3, 4}, 96, -2, 2)}));
+  Case powConstant = make("Pow_bcast_scalar_constant", "Pow",
+                          {floats({3}, {1, 2, 3}), floats({}, {2})});
+  powConstant.constant = {false, true};
+  cases.push_back(powConstant);
+  cases.push_back(make("LayerNormalization_2d_axis0", "LayerNormalization",
+                       {rnd({3, 4}, 97), rnd({3, 4}, 98), rnd({3, 4}, 99)},
+                       {{"axis", intAttr(0)}}));
+  Case layerStats =
+      make("LayerNormalization_4d_axis2_stats", "LayerNormalization",
+           {rnd({2, 3, 4, 5}, 100), rnd({4, 5}, 101), rnd({5}, 102)},
+           {{"axis", intAttr(2)}, {"epsilon", floatAttr(0.1f)}});
+  layerStats.outputs = 3;
+  cases.push_back(layerStats);
+  cases.push_back(make("LayerNormalization_default_axis_no_bias",
+                       "LayerNormalization",
+                       {rnd({2, 3, 5}, 103), rnd({5}, 104)}));
+
   auto reduce = [&](std::string op, std::string name, Tensor x,
                     std::vector<int64_t> axes, int keepdims) {
     std::map<std::string, Attribute> attributes = {
@@ -318,6 +389,17 @@ std::vector<Case> mathCases() {
          Tensor(DType::Float32, std::vector<int64_t>{2, 0, 4}), {1}, 1);
   reduce("ReduceProd", "empty_set",
          Tensor(DType::Float32, std::vector<int64_t>{2, 0, 4}), {1}, 1);
+  // Double: every operation of the reductions has a double form; within
+  // 1e-12 (MathLib's double exp and log, sums in another order).
+  for (std::string op : {"ReduceLogSumExp", "ReduceMin", "ReduceL1", "ReduceL2",
+                         "ReduceProd", "ReduceLogSum"}) {
+    Case c =
+        make(op + "_double", op, {randomDoubleTensor({3, 2, 2}, 105, 0.1, 2)},
+             {{"axes", intsAttr({1})}, {"keepdims", intAttr(1)}});
+    c.dbl = true;
+    c.atol = c.rtol = 1e-12;
+    cases.push_back(c);
+  }
   Case reduceHalf = make("ReduceL2_half", "ReduceL2", {rnd({3, 2, 2}, 58)},
                          {{"axes", intsAttr({2})}});
   reduceHalf.half = true;
@@ -479,6 +561,10 @@ std::vector<Case> indexCases() {
     loss(op, "NCd1d2_mean_no_weight_ii", {2, 3, 2, 2}, false, "mean",
          int64_t(2));
   }
+  // test_sce_mean_weight_ii_4d's shape: MathLib's scratch takes most of
+  // both GRFs.
+  loss("SoftmaxCrossEntropyLoss", "NCd1d2_mean_weight_ii_grf", {3, 5, 2, 7},
+       true, "mean", int64_t(2));
   loss("SoftmaxCrossEntropyLoss", "log_prob_mean_weight", {3, 5, 2}, true,
        "mean", std::nullopt, 2);
   loss("SoftmaxCrossEntropyLoss", "log_prob_none_ii", {3, 4}, false, "none",
