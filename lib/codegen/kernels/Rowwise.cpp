@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -50,6 +51,9 @@ constexpr int64_t kRowResult = 1344;   // one a row, in LM0 or LM1
 constexpr int64_t kStat = 128;         // one a row, in GRF0 or GRF1
 constexpr int64_t kTable = 192;        // scale (GRF1) and bias (GRF0)
 constexpr int64_t kMaxTableLongWords = 64;
+/// Half data arrive in LM1 at 1536 (up to 512 long words) before they are
+/// widened.
+constexpr int64_t kHalfData = 1536;
 constexpr int64_t kScratchLongWords = 128;
 /// The L1BM block the reductions go through (the spread uses [0, 2048)).
 constexpr int64_t kL1bmReduction = 4096;
@@ -61,8 +65,11 @@ struct Plan {
   /// Elements of a normalised row, and its long words.
   int64_t elements = 0;
   int64_t rowLongWords = 0;
-  /// Long words of a row per PE (R / 64).
+  /// Long words of a row per PE in the DRAM form (R / 64), and as singles
+  /// (twice that for half: N7).
+  int64_t spreadPerPe = 0;
   int64_t perPe = 0;
+  bool half = false;
   int64_t tableLongWords = 0;
   bool hasBias = false;
   double epsilon = 1e-5;
@@ -102,10 +109,12 @@ bool plan(const KernelRequest &request, Plan &p, std::string &whyNot) {
     }
   const DramForm &x = request.inputs[0].form;
   const DramForm &y = request.outputs[0].form;
-  if (x.type != DeviceType::Single || !sameGeometry(x, y)) {
-    whyNot = "single X and Y of one form only (half and double: N6)";
+  if ((x.type != DeviceType::Single && x.type != DeviceType::Half) ||
+      !sameGeometry(x, y)) {
+    whyNot = "single or half X and Y of one form only (double: N6)";
     return false;
   }
+  p.half = x.type == DeviceType::Half;
   if (!isIdentityOrder(x)) {
     whyNot = "X is not in the identity DRAM order";
     return false;
@@ -144,8 +153,9 @@ bool plan(const KernelRequest &request, Plan &p, std::string &whyNot) {
     whyNot = "the normalised block spans groups";
     return false;
   }
-  p.perPe = p.rowLongWords / 64;
-  p.tableLongWords = periodicTableLongWords(p.rowLongWords);
+  p.spreadPerPe = p.rowLongWords / 64;
+  p.perPe = p.half ? 2 * p.spreadPerPe : p.spreadPerPe;
+  p.tableLongWords = std::lcm(p.perPe, int64_t(4));
   if (4 * p.perPe > kMaxPassLongWords ||
       p.tableLongWords > kMaxTableLongWords) {
     whyNot = "rows of " + std::to_string(p.rowLongWords) +
@@ -328,16 +338,27 @@ public:
       error = "rowwise packs only LayerNormalization's Scale and B";
       return false;
     }
+    // Single long word t of PE q holds the row's elements 2 (64 t + q) and
+    // the next (single data); for half data, the widened half long word
+    // t / 2 (64 (t / 2) + q of the row) gives halves 2 (t mod 2) and the
+    // next of its four (N7).
     const reference::Tensor &c = *request.inputs[input].constant;
     VectorFormat format(DeviceType::Single);
-    int64_t perLongWord = format.lanes();
-    int64_t rowLongWords = p.rowLongWords;
-    image =
-        packPeriodicTable(request.outputs[0].form, p.tableLongWords,
-                          [&](unsigned, int64_t a, unsigned slot) -> uint64_t {
-                            int64_t e = (a % rowLongWords) * perLongWord + slot;
-                            return format.laneOf(float(c.elementAsDouble(e)));
-                          });
+    image.groups = request.outputs[0].form.groups;
+    image.longWordsPerGroup = p.tableLongWords * 64;
+    for (unsigned g = 0; g < image.groups; ++g) {
+      std::vector<uint64_t> &words = image.data[g];
+      words.assign(size_t(image.longWordsPerGroup), 0);
+      for (int64_t a = 0; a < image.longWordsPerGroup; ++a) {
+        int64_t t = a / 64, q = a % 64;
+        int64_t first =
+            p.half ? 4 * (64 * ((t / 2) % p.spreadPerPe) + q) + 2 * (t % 2)
+                   : 2 * (64 * (t % p.perPe) + q);
+        words[size_t(a)] = format.longWord([&](unsigned lane) {
+          return format.laneOf(float(c.elementAsDouble(first + lane)));
+        });
+      }
+    }
     return true;
   }
 
@@ -348,9 +369,11 @@ public:
       return false;
     const DramForm &x = request.inputs[0].form;
     const DramForm &y = request.outputs[0].form;
-    AlignedSpread input(x, 4 * p.perPe), output(y, 4 * p.perPe);
+    AlignedSpread input(x, 4 * p.spreadPerPe), output(y, 4 * p.spreadPerPe);
+    // A pass is at most kMaxPassLongWords singles a PE.
     int64_t pass = input.passLongWords(
-        std::min(kMaxPassLongWords, kMaxPassRows * p.perPe));
+        std::min(kMaxPassLongWords, kMaxPassRows * p.perPe) * p.spreadPerPe /
+        p.perPe);
     if (pass == 0) {
       error = "a row is longer than a pass";
       return false;
@@ -377,14 +400,34 @@ public:
     }
     for (int64_t first = 0; first < input.peLongWords(); first += pass) {
       int64_t count = std::min(pass, input.peLongWords() - first);
-      int64_t rows = count / p.perPe;
-      input.emitLoad(out, first, count, PeMemory::LM0, 0);
+      int64_t rows = count / p.spreadPerPe;
+      int64_t singles = rows * p.perPe;
+      if (p.half) {
+        // Halves into LM1 at kHalfData, widened exactly into LM0 (E7).
+        input.emitLoad(out, first, count, PeMemory::LM1, kHalfData);
+        for (int64_t j = 0; j < count; j += 4)
+          out.step({"hvpassa " +
+                    peOperand(PeMemory::LM1, Width::Long, 2 * (kHalfData + j)) +
+                    " " + peOperand(PeMemory::LM0, Width::DoubleLong, 4 * j)});
+        out.nop(2);
+      } else {
+        input.emitLoad(out, first, count, PeMemory::LM0, 0);
+      }
       bool ok = p.op == RowOp::LayerNorm
-                    ? emitLayerNorm(out, p, count, rows, scratch, error)
-                    : emitSoftmax(out, p, count, rows, scratch, error);
+                    ? emitLayerNorm(out, p, singles, rows, scratch, error)
+                    : emitSoftmax(out, p, singles, rows, scratch, error);
       if (!ok)
         return false;
-      output.emitStore(out, first, count, PeMemory::LM1, 0);
+      if (!p.half) {
+        output.emitStore(out, first, count, PeMemory::LM1, 0);
+        continue;
+      }
+      // Rounded once to half, two singles a word, into LM0.
+      for (int64_t k = 0; k < singles; k += 4)
+        out.step({"fvpassar " + peOperand(PeMemory::LM1, Width::Long, 2 * k) +
+                  " " + peOperand(PeMemory::LM0, Width::Word, k)});
+      out.nop(2);
+      output.emitStore(out, first, count, PeMemory::LM0, 0);
     }
     return true;
   }

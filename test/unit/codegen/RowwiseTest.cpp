@@ -36,7 +36,20 @@ struct Case {
   bool bias = true;
   float low = -1, high = 1;
   double atol = 1e-6, rtol = 1e-5;
+  DeviceType type = DeviceType::Single;
 };
+
+/// Float32 values rounded to the device's half and back (DeviceType.h).
+reference::Tensor throughHalf(const reference::Tensor &t) {
+  int64_t n = t.numElements();
+  std::vector<uint16_t> bits(static_cast<size_t>(n));
+  EXPECT_TRUE(hostToDevice(reference::DType::Float32, t.raw(), DeviceType::Half,
+                           bits.data(), n));
+  reference::Tensor back(reference::DType::Float32, t.shape());
+  EXPECT_TRUE(deviceToHost(DeviceType::Half, bits.data(),
+                           reference::DType::Float32, back.raw(), n));
+  return back;
+}
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
@@ -44,8 +57,13 @@ class RowwiseKernel : public ::testing::TestWithParam<Case> {};
 
 TEST_P(RowwiseKernel, MatchesTheReferenceOnRandomMemory) {
   const Case &c = GetParam();
+  bool half = c.type == DeviceType::Half;
+  // Half: the reference on the inputs as the device holds them, its result
+  // rounded to half (the device rounds its single result once).
   std::vector<reference::Tensor> inputs = {
       randomTensor(c.shape, 21, c.low, c.high)};
+  if (half)
+    inputs[0] = throughHalf(inputs[0]);
   std::vector<bool> constant = {false};
   std::map<std::string, reference::Attribute> attributes;
   attributes["axis"] = intAttribute(c.axis);
@@ -61,7 +79,7 @@ TEST_P(RowwiseKernel, MatchesTheReferenceOnRandomMemory) {
     }
   }
   KernelRequest request =
-      makeRequest(c.opType, inputs, {c.shape}, DeviceType::Single, constant);
+      makeRequest(c.opType, inputs, {c.shape}, c.type, constant);
   request.attributes = attributes;
   KernelRun run;
   std::string error;
@@ -78,8 +96,10 @@ TEST_P(RowwiseKernel, MatchesTheReferenceOnRandomMemory) {
     context.setAttribute(name, attribute);
   reference::Status status = context.run();
   ASSERT_TRUE(status.ok()) << status.message();
+  reference::Tensor expected =
+      half ? throughHalf(context.outputTensor(0)) : context.outputTensor(0);
   Comparison comparison =
-      compareTensors(run.outputs[0], context.outputTensor(0), c.atol, c.rtol);
+      compareTensors(run.outputs[0], expected, c.atol, c.rtol);
   EXPECT_TRUE(comparison.within)
       << comparison.firstMismatch << " (max rel " << comparison.maxRel << ")";
   std::printf("%s: %llu cycles, max abs %.3g, max rel %.3g\n", c.name.c_str(),
@@ -126,7 +146,51 @@ INSTANTIATE_TEST_SUITE_P(
         // A batch-1 tensor in group 0.
         Case{"Softmax_one_group", "Softmax", {1, 16, 128}},
         // 1500 rows a group: 192 long words per PE, passes of 128 and 64.
-        Case{"LayerNorm_two_passes", "LayerNormalization", {6000, 256}}),
+        Case{"LayerNorm_two_passes", "LayerNormalization", {6000, 256}},
+        // Half (float_dtype=half): rows of 256 halves, widened to single
+        // and rounded back once (N7): within one half rounding (2^-10) of
+        // the reference's rounded result, and the scale's and B's
+        // roundings to single.
+        Case{"LayerNorm_bert_half",
+             "LayerNormalization",
+             {1, 128, 256},
+             -1,
+             true,
+             -3,
+             3,
+             8e-3,
+             4e-3,
+             DeviceType::Half},
+        Case{"LayerNorm_two_axes_half",
+             "LayerNormalization",
+             {4, 8, 256},
+             1,
+             false,
+             -1,
+             1,
+             8e-3,
+             4e-3,
+             DeviceType::Half},
+        Case{"Softmax_half",
+             "Softmax",
+             {4, 64, 256},
+             -1,
+             true,
+             -8,
+             8,
+             1e-5,
+             4e-3,
+             DeviceType::Half},
+        Case{"LogSoftmax_half",
+             "LogSoftmax",
+             {2, 32, 512},
+             -1,
+             true,
+             -8,
+             8,
+             1e-3,
+             4e-3,
+             DeviceType::Half}),
     [](const ::testing::TestParamInfo<Case> &info) { return info.param.name; });
 
 bool rowwiseMatches(const KernelRequest &request, std::string &whyNot) {
@@ -154,11 +218,16 @@ TEST(RowwiseKernel, LeavesWhatItDoesNotCover) {
   inner.attributes["axis"] = intAttribute(1);
   EXPECT_FALSE(rowwiseMatches(inner, whyNot));
   EXPECT_NE(whyNot.find("last axis"), std::string::npos) << whyNot;
-  // Half tensors, and a Scale read at run time.
-  KernelRequest half = makeRequest("Softmax", {randomTensor({4, 128, 256}, 1)},
-                                   {{4, 128, 256}}, DeviceType::Half);
+  // Double tensors, half rows of 128 (32 long words), and a Scale read at
+  // run time.
+  KernelRequest wide = makeRequest("Softmax", {randomTensor({4, 128, 256}, 1)},
+                                   {{4, 128, 256}}, DeviceType::Double);
+  EXPECT_FALSE(rowwiseMatches(wide, whyNot));
+  EXPECT_NE(whyNot.find("double"), std::string::npos) << whyNot;
+  KernelRequest half = makeRequest("Softmax", {randomTensor({4, 128, 128}, 1)},
+                                   {{4, 128, 128}}, DeviceType::Half);
   EXPECT_FALSE(rowwiseMatches(half, whyNot));
-  EXPECT_NE(whyNot.find("single"), std::string::npos) << whyNot;
+  EXPECT_NE(whyNot.find("multiple of 64"), std::string::npos) << whyNot;
   KernelRequest runtimeScale = makeRequest(
       "LayerNormalization", {randomTensor({8, 256}, 1), randomTensor({256}, 2)},
       {{8, 256}}, DeviceType::Single);
