@@ -4,10 +4,12 @@
 Run with Debian's interpreter (/usr/bin/python3), which has python3-torch
 and python3-torchvision:
 
-    /usr/bin/python3 bench/models/export_torchvision.py OUT_DIR [MODEL...]
+    /usr/bin/python3 bench/models/export_torchvision.py OUT_DIR [--batch N]
+                                                    [MODEL...]
 
 Weights are random (seed 0): the benches measure speed, not accuracy, and
-nothing is downloaded.
+nothing is downloaded. Batch 1 writes NAME.onnx; --batch N (N > 1) writes
+NAME_bN.onnx with the batch fixed to N, as every input shape is static.
 """
 
 import os
@@ -24,11 +26,12 @@ MODELS = {
 }
 
 
-def export(name, out_dir):
+def export(name, out_dir, batch):
     torch.manual_seed(0)
     model = MODELS[name](weights=None).eval()
-    path = os.path.join(out_dir, name + ".onnx")
-    image = torch.randn(1, 3, 224, 224)
+    suffix = "" if batch == 1 else "_b%d" % batch
+    path = os.path.join(out_dir, name + suffix + ".onnx")
+    image = torch.randn(batch, 3, 224, 224)
     torch.onnx.export(model, image, path, opset_version=17,
                       input_names=["input"], output_names=["output"],
                       do_constant_folding=True)
@@ -39,11 +42,18 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     out_dir = sys.argv[1]
+    names = sys.argv[2:]
+    batch = 1
+    if names[:1] == ["--batch"]:
+        if len(names) < 2 or not names[1].isdigit() or int(names[1]) < 1:
+            sys.exit("--batch takes a positive number")
+        batch = int(names[1])
+        names = names[2:]
     os.makedirs(out_dir, exist_ok=True)
-    for name in sys.argv[2:] or list(MODELS):
+    for name in names or list(MODELS):
         if name not in MODELS:
             sys.exit("unknown model %s; known: %s" % (name, ", ".join(MODELS)))
-        export(name, out_dir)
+        export(name, out_dir, batch)
 
 
 if __name__ == "__main__":
