@@ -53,6 +53,44 @@ def run(command):
     return done, time.perf_counter() - start
 
 
+def compile_model(mncc, model, codegen, options):
+    """`mncc compile`; returns (seconds, None) or (seconds, the error)."""
+    compiled, seconds = run([mncc, "compile", model, "-o", codegen] + options)
+    if compiled.returncode != 0:
+        return seconds, first_error(compiled.stderr)
+    return seconds, None
+
+
+def run_emu2(mncc, codegen, inputs, out):
+    """`mncc run --device=emu2 --profile --verify` on a codegen_dir, with
+    `inputs` the input arguments (--random-inputs SEED or --input ...).
+    Returns a dict of the profile's figures, or a string saying why not."""
+    ran, host = run([mncc, "run", "--device=emu2", codegen] + inputs +
+                    ["--output-dir", out, "--profile", "--verify"])
+    total = re.search(
+        r"total: (\d+) cycles, ([0-9.]+) us at 750 MHz, "
+        r"(\d+) FLOP, ([0-9.]+) TFLOPS effective "
+        r"\(([0-9.]+)% of the half matrix peak\)", ran.stdout)
+    if not total:
+        return first_error(ran.stderr)
+    busy = re.search(r"busy: MV transfers (\d+) cycles, MAU (\d+) cycles; "
+                     r"host time ([0-9.]+) s", ran.stdout)
+    verdicts = re.findall(r"verify .*: (pass|FAIL)", ran.stdout)
+    return {
+        "cycles": int(total.group(1)),
+        "us": float(total.group(2)),
+        "tflops": float(total.group(4)),
+        "peak": float(total.group(5)),
+        "mv_busy": int(busy.group(1)) if busy else 0,
+        "mau_busy": int(busy.group(2)) if busy else 0,
+        # The emulator's own time, without the compile and pfvm:cpu.
+        "emulator_s": float(busy.group(3)) if busy else host,
+        "verify": ("pass" if verdicts and all(v == "pass" for v in verdicts)
+                   else "FAIL"),
+        "host_s": host,
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawTextHelpFormatter)
@@ -72,37 +110,24 @@ def main():
             for batch, shape in shapes.items():
                 for dtype in args.float_dtypes.split(","):
                     codegen = os.path.join(scratch, f"{name}-{batch}-{dtype}")
-                    compiled, seconds = run(
-                        [mncc, "compile", os.path.join(ROOT, path), "-o",
-                         codegen, f"--input-shape={input_name}:{shape}",
+                    seconds, error = compile_model(
+                        mncc, os.path.join(ROOT, path), codegen,
+                        [f"--input-shape={input_name}:{shape}",
                          f"--float_dtype={dtype}"])
-                    if compiled.returncode != 0:
-                        reason = first_error(compiled.stderr)
+                    if error:
                         print(f"{name:<11} {batch:>5} {dtype:<6} "
-                              f"does not compile: {reason[:90]}")
+                              f"does not compile: {error[:90]}")
                         continue
-                    out = os.path.join(scratch, "out")
-                    ran, host = run([mncc, "run", "--device=emu2", codegen,
-                                     "--random-inputs", "1", "--output-dir",
-                                     out, "--profile", "--verify"])
-                    total = re.search(
-                        r"total: (\d+) cycles, ([0-9.]+) us at 750 MHz, "
-                        r"(\d+) FLOP, ([0-9.]+) TFLOPS effective "
-                        r"\(([0-9.]+)% of the half matrix peak\)", ran.stdout)
-                    if not total:
-                        reason = first_error(ran.stderr)
+                    figures = run_emu2(mncc, codegen, ["--random-inputs", "1"],
+                                       os.path.join(scratch, "out"))
+                    if isinstance(figures, str):
                         print(f"{name:<11} {batch:>5} {dtype:<6} "
-                              f"{seconds:>9.2f} does not run: {reason[:80]}")
+                              f"{seconds:>9.2f} does not run: {figures[:80]}")
                         continue
-                    verdicts = re.findall(r"verify .*: (pass|FAIL)", ran.stdout)
-                    verdict = ("pass" if verdicts and
-                               all(v == "pass" for v in verdicts) else "FAIL")
                     print(f"{name:<11} {batch:>5} {dtype:<6} {seconds:>9.2f} "
-                          f"{int(total.group(1)):>10} "
-                          f"{float(total.group(2)):>9.2f} "
-                          f"{float(total.group(4)):>8.4f} "
-                          f"{float(total.group(5)):>7.2f} {verdict:<6} "
-                          f"{host:>7.2f}")
+                          f"{figures['cycles']:>10} {figures['us']:>9.2f} "
+                          f"{figures['tflops']:>8.4f} {figures['peak']:>7.2f} "
+                          f"{figures['verify']:<6} {figures['host_s']:>7.2f}")
     return 0
 
 

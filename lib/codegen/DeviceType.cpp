@@ -70,6 +70,10 @@ std::optional<DeviceType> codegen::defaultDeviceType(DType host) {
   }
 }
 
+bool codegen::deviceHolds(DType host) {
+  return defaultDeviceType(host) || host == DType::Int64;
+}
+
 namespace {
 
 /// A host floating value as the exact double it is (float16 and bfloat16
@@ -169,7 +173,7 @@ double deviceFloat(DeviceType type, const void *source, int64_t i) {
 
 bool codegen::hostToDevice(DType from, const void *source, DeviceType to,
                            void *destination, int64_t count) {
-  if (!defaultDeviceType(from) && from != DType::Int64)
+  if (!deviceHolds(from))
     return false;
   bool hostFloating = reference::isFloatingPoint(from);
   if (hostFloating != isFloatingDeviceType(to))
@@ -188,10 +192,10 @@ bool codegen::hostToDevice(DType from, const void *source, DeviceType to,
       break;
     }
     case DeviceType::Single: {
-      uint32_t bits = from == DType::Float64
-                          ? emu::doubleToSingle(
-                                doubleBits(hostFloat(from, source, i)))
-                          : floatBits(float(hostFloat(from, source, i)));
+      uint32_t bits =
+          from == DType::Float64
+              ? emu::doubleToSingle(doubleBits(hostFloat(from, source, i)))
+              : floatBits(float(hostFloat(from, source, i)));
       static_cast<uint32_t *>(destination)[i] = bits;
       break;
     }

@@ -58,10 +58,10 @@ nlohmann::json bufferJson(l3::BufferOp buffer) {
   if (buffer.getIndex())
     entry["index"] = *buffer.getIndex();
   entry["symbol"] = buffer.getSymName().str();
-  entry["shape"] = std::vector<int64_t>(type.getShape().begin(),
-                                        type.getShape().end());
-  Type host = buffer.getHostType() ? *buffer.getHostType()
-                                   : type.getElementType();
+  entry["shape"] =
+      std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
+  Type host =
+      buffer.getHostType() ? *buffer.getHostType() : type.getElementType();
   entry["host_type"] = hostTypeName(host);
   entry["device_type"] = std::string(deviceTypeName(
       deviceTypeOf(type.getElementType()).value_or(DeviceType::Single)));
@@ -82,8 +82,7 @@ Type hostComputeType(Type element) {
 /// The one-node function the host runs for a host kernel: the node's
 /// operator and ONNX attributes over tensors of its buffers' shapes.
 FailureOr<func::FuncOp> buildHostFunction(l3::KernelOp kernel,
-                                          OpBuilder &builder,
-                                          StringRef name) {
+                                          OpBuilder &builder, StringRef name) {
   SymbolTableCollection symbols;
   auto bufferOf = [&](Attribute attribute) -> l3::BufferOp {
     auto symbol = llvm::cast<SymbolRefAttr>(attribute);
@@ -104,7 +103,8 @@ FailureOr<func::FuncOp> buildHostFunction(l3::KernelOp kernel,
   for (Attribute output : kernel.getOutputs())
     resultTypes.push_back(hostType(bufferOf(output)));
   auto function = builder.create<func::FuncOp>(
-      kernel.getLoc(), name, builder.getFunctionType(argumentTypes, resultTypes));
+      kernel.getLoc(), name,
+      builder.getFunctionType(argumentTypes, resultTypes));
   Block *body = function.addEntryBlock();
   OpBuilder inside = OpBuilder::atBlockEnd(body);
   SmallVector<Value> operands;
@@ -237,19 +237,19 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
         return;
       }
       entry["host_function"] = name;
-      nlohmann::json ins = nlohmann::json::array(), outs = nlohmann::json::array();
+      nlohmann::json ins = nlohmann::json::array(),
+                     outs = nlohmann::json::array();
       for (Attribute input : kernel.getInputs()) {
         auto symbol = llvm::cast<SymbolRefAttr>(input);
-        auto buffer =
-            symbol.getRootReference() == l3::kNoneBuffer
-                ? l3::BufferOp()
-                : symbolTables.lookupNearestSymbolFrom<l3::BufferOp>(kernel,
-                                                                     symbol);
+        auto buffer = symbol.getRootReference() == l3::kNoneBuffer
+                          ? l3::BufferOp()
+                          : symbolTables.lookupNearestSymbolFrom<l3::BufferOp>(
+                                kernel, symbol);
         ins.push_back(buffer ? bufferJson(buffer) : nlohmann::json());
       }
       for (Attribute output : kernel.getOutputs())
-        outs.push_back(bufferJson(
-            symbolTables.lookupNearestSymbolFrom<l3::BufferOp>(
+        outs.push_back(
+            bufferJson(symbolTables.lookupNearestSymbolFrom<l3::BufferOp>(
                 kernel, llvm::cast<SymbolRefAttr>(output))));
       for (nlohmann::json *list : {&ins, &outs})
         for (nlohmann::json &tensor : *list)
@@ -304,7 +304,92 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
   if (llvm::Error error = dir.writeFile("constants.bin", blob))
     return module.emitError("constants.bin: ")
            << llvm::toString(std::move(error));
-  if (llvm::Error error = dir.writeFile("manifest.json", manifest.dump(2) + "\n"))
+  if (llvm::Error error =
+          dir.writeFile("manifest.json", manifest.dump(2) + "\n"))
+    return module.emitError("manifest.json: ")
+           << llvm::toString(std::move(error));
+  return success();
+}
+
+std::optional<std::string>
+mncc::pipeline::wholeGraphHostReason(ModuleOp module) {
+  auto printed = [](Type type) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    type.print(os);
+    return text;
+  };
+  std::optional<std::string> reason;
+  auto check = [&](Value value, const std::string &where) {
+    Type type = value.getType();
+    if (reason || llvm::isa<NoneType>(type))
+      return;
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    std::string what;
+    if (!tensor)
+      what = "a value of type " + printed(type);
+    else if (!tensor.hasStaticShape())
+      what = "a tensor whose shape is known only at run time (" +
+             printed(type) + ")";
+    else if (!deviceHolds(referenceDTypeOf(tensor.getElementType())))
+      what = "a tensor of " + printed(tensor.getElementType()) +
+             ", which the device has no format for";
+    if (!what.empty())
+      reason = "the graph holds " + what + " (" + where + ")";
+  };
+  for (auto function : module.getOps<func::FuncOp>()) {
+    for (BlockArgument argument : function.getArguments()) {
+      std::string name = "input " + std::to_string(argument.getArgNumber());
+      if (auto names = function.getArgAttrOfType<StringAttr>(
+              argument.getArgNumber(), "onnx.name"))
+        name = "input '" + names.str() + "'";
+      check(argument, name);
+    }
+    function.walk([&](Operation *op) {
+      if (llvm::isa<func::FuncOp, func::ReturnOp>(op))
+        return;
+      for (Value result : op->getResults())
+        check(result, "node '" + nodeNameOf(op) + "'");
+    });
+  }
+  return reason;
+}
+
+LogicalResult mncc::pipeline::writeWholeHostArtifacts(
+    ModuleOp module, const CompileOptions &options, const std::string &reason,
+    CodegenDirTransaction &dir) {
+  nlohmann::json manifest;
+  manifest["format"] = "mncc codegen_dir";
+  manifest["version"] = 1;
+  if (auto model = module->getAttrOfType<StringAttr>("mncc.model"))
+    manifest["model"] = model.str();
+  manifest["float_dtype"] = options.getText(OptionId::float_dtype);
+  manifest["whole_graph_on_host"] = reason;
+  manifest["host"] = "host.mlir";
+  nlohmann::json partitions = nlohmann::json::array();
+  for (auto function : module.getOps<func::FuncOp>())
+    function.walk([&](Operation *op) {
+      if (llvm::isa<func::FuncOp, func::ReturnOp>(op) ||
+          onnxOpTypeOf(op) == "Constant")
+        return;
+      nlohmann::json partition;
+      partition["node"] = nodeNameOf(op);
+      partition["op_type"] = onnxOpTypeOf(op);
+      partition["where"] = "host";
+      partition["why"] = reason + ": the whole graph runs on pfvm:cpu";
+      partitions.push_back(partition);
+    });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, OpPrintingFlags());
+  if (llvm::Error error = dir.writeFile("host.mlir", text))
+    return module.emitError("host.mlir: ") << llvm::toString(std::move(error));
+  if (llvm::Error error = dir.writeFile(
+          "partitions.json", nlohmann::json(partitions).dump(2) + "\n"))
+    return module.emitError("partitions.json: ")
+           << llvm::toString(std::move(error));
+  if (llvm::Error error =
+          dir.writeFile("manifest.json", manifest.dump(2) + "\n"))
     return module.emitError("manifest.json: ")
            << llvm::toString(std::move(error));
   return success();

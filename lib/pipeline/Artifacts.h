@@ -9,6 +9,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <optional>
+#include <string>
+
 namespace mncc::pipeline {
 
 /// l3ir.txt: the schedule, as the MLSDK's codegen_dir has it.
@@ -18,6 +21,18 @@ mlir::LogicalResult writeL3Artifacts(mlir::ModuleOp module,
 mlir::LogicalResult writeEmitArtifacts(mlir::ModuleOp module,
                                        const CompileOptions &options,
                                        CodegenDirTransaction &dir);
+
+/// Why the device cannot hold some value of the graph `module` holds after
+/// the pfvm phase (a sequence, a string, an unsigned 32- or 64-bit integer,
+/// a shape known only at run time), naming the value; nullopt when it can.
+std::optional<std::string> wholeGraphHostReason(mlir::ModuleOp module);
+/// For a graph wholeGraphHostReason refuses: host.mlir (the graph itself,
+/// which pfvm:cpu runs whole), partitions.json (every node on the host,
+/// for `reason`) and a manifest.json that says so.
+mlir::LogicalResult writeWholeHostArtifacts(mlir::ModuleOp module,
+                                            const CompileOptions &options,
+                                            const std::string &reason,
+                                            CodegenDirTransaction &dir);
 
 } // namespace mncc::pipeline
 

@@ -10,8 +10,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Parser/Parser.h"
@@ -181,8 +181,7 @@ mlir::LogicalResult dumpIr(mlir::ModuleOp module, Phase phase,
   });
   if (onlyModelResources && !modelResources.empty()) {
     flags.elideLargeResourceString(kElidedResourceBytes);
-    **stream << "// Constants of the model larger than "
-             << kElidedResourceBytes
+    **stream << "// Constants of the model larger than " << kElidedResourceBytes
              << " bytes are not repeated here; --compile-from reads them "
                 "from the model (mncc.model).\n";
   }
@@ -315,9 +314,10 @@ std::string mncc::pipeline::phaseIrPath(Phase phase) {
          getPhaseInfo(phase).name + ".mlir";
 }
 
-mlir::LogicalResult mncc::pipeline::writePhaseArtifacts(
-    Phase phase, mlir::ModuleOp module, const CompileOptions &options,
-    CodegenDirTransaction &dir) {
+mlir::LogicalResult
+mncc::pipeline::writePhaseArtifacts(Phase phase, mlir::ModuleOp module,
+                                    const CompileOptions &options,
+                                    CodegenDirTransaction &dir) {
   switch (phase) {
   case Phase::L3:
     return writeL3Artifacts(module, dir);
@@ -388,8 +388,7 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
           request.input, *request.sourceMgr, config);
     else
       module = mlir::parseSourceFile<mlir::ModuleOp>(request.input, config);
-    if (!module || mlir::failed(restoreModelResources(*module,
-                                                       modelResources)))
+    if (!module || mlir::failed(restoreModelResources(*module, modelResources)))
       return result;
   } else {
     std::optional<mlir::TimingScope> timer;
@@ -429,6 +428,17 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
        p <= static_cast<unsigned>(last); ++p) {
     Phase phase = static_cast<Phase>(p);
     const char *name = getPhaseInfo(phase).name;
+    // A graph the device cannot hold at all runs whole on pfvm:cpu
+    // (docs/codegen.md, H4) instead of failing in the graph phase.
+    if (phase == Phase::Graph) {
+      if (std::optional<std::string> reason = wholeGraphHostReason(*module)) {
+        if (mlir::failed(
+                writeWholeHostArtifacts(*module, options, *reason, dir)))
+          return result;
+        result.wholeGraphOnHost = *reason;
+        break;
+      }
+    }
     mlir::PassManager pm(&context, mlir::ModuleOp::getOperationName());
     buildPipeline(pm, options, phase, phase);
     if (request.configurePassManager &&
@@ -465,7 +475,10 @@ CompileResult mncc::pipeline::compileModel(mlir::MLIRContext &context,
       mlir::failed(writeOutOnnx(*module, options, *result.lastPhase, result)))
     return result;
 
-  if (last != request.compileTo)
+  if (!result.wholeGraphOnHost.empty())
+    result.stopReason = result.wholeGraphOnHost +
+                        "; the whole graph runs on pfvm:cpu (host.mlir)";
+  else if (last != request.compileTo)
     result.stopReason =
         unavailableReason(static_cast<Phase>(static_cast<unsigned>(last) + 1));
   else if (request.compileTo != Phase::Emit)

@@ -489,6 +489,14 @@ private:
 
 std::unique_ptr<Executable> runtime::loadCodegenDir(const std::string &dir,
                                                     std::string &error) {
+  if (auto buffer = llvm::MemoryBuffer::getFile(dir + "/manifest.json")) {
+    nlohmann::json manifest =
+        nlohmann::json::parse((*buffer)->getBuffer().begin(),
+                              (*buffer)->getBuffer().end(), nullptr, false);
+    if (manifest.is_object() && manifest.contains("whole_graph_on_host"))
+      return loadWholeGraphOnHost(
+          dir + "/" + manifest.value("host", std::string("host.mlir")), error);
+  }
   auto executable = std::make_unique<Emu2Executable>();
   if (!executable->load(dir, error))
     return nullptr;

@@ -6,8 +6,11 @@
 #include "mncc/onnx/Import.h"
 #include "mncc/onnx/TensorIo.h"
 
+#include "mncc/Registration.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
 
 using namespace mlir;
 using namespace mncc;
@@ -17,9 +20,13 @@ namespace {
 
 class HostExecutable : public Executable {
 public:
-  HostExecutable(OwningOpRef<ModuleOp> module,
+  /// `context` owns `module` when the executable owns its context (a
+  /// codegen_dir's host.mlir); null when the caller's context does.
+  HostExecutable(std::unique_ptr<MLIRContext> context,
+                 OwningOpRef<ModuleOp> module,
                  std::unique_ptr<OnnxProgram> program)
-      : Module(std::move(module)), Program(std::move(program)) {
+      : Context(std::move(context)), Module(std::move(module)),
+        Program(std::move(program)) {
     auto describe = [](const std::vector<ProgramValueInfo> &infos) {
       std::vector<TensorInfo> result;
       for (const ProgramValueInfo &info : infos) {
@@ -58,6 +65,8 @@ public:
   }
 
 private:
+  // Declared first: destroyed after the module and program that use it.
+  std::unique_ptr<MLIRContext> Context;
   OwningOpRef<ModuleOp> Module;
   std::unique_ptr<OnnxProgram> Program;
   std::vector<TensorInfo> Inputs, Outputs;
@@ -87,6 +96,34 @@ std::unique_ptr<Executable> runtime::loadModelOnHost(
     error = "pfvm:cpu cannot run " + modelPath;
     return nullptr;
   }
-  return std::make_unique<HostExecutable>(std::move(module),
+  return std::make_unique<HostExecutable>(nullptr, std::move(module),
+                                          std::move(*program));
+}
+
+std::unique_ptr<Executable>
+runtime::loadWholeGraphOnHost(const std::string &hostMlirPath,
+                              std::string &error) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  ParserConfig config(context.get());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(hostMlirPath, config);
+  if (!module) {
+    error = hostMlirPath + ": cannot be read";
+    return nullptr;
+  }
+  auto functions = module->getOps<func::FuncOp>();
+  if (functions.empty()) {
+    error = hostMlirPath + " has no graph";
+    return nullptr;
+  }
+  auto program = OnnxProgram::prepare(*functions.begin());
+  if (failed(program)) {
+    error = "pfvm:cpu cannot run the graph of " + hostMlirPath;
+    return nullptr;
+  }
+  return std::make_unique<HostExecutable>(std::move(context), std::move(module),
                                           std::move(*program));
 }

@@ -30,9 +30,33 @@ public:
     OpBuilder builder(&getContext());
     ConstantCache constants;
     bool failedAny = false;
-    // Which arrangement each constant buffer was given, by the first kernel
-    // that packs it.
-    llvm::DenseMap<Operation *, std::string> arrangements;
+    // The kernel that packs each constant buffer in its arrangement: the
+    // first that reads it (the emit phase packs with that kernel's request).
+    struct Packer {
+      const KernelGenerator *generator;
+      KernelRequest request;
+      size_t input;
+    };
+    llvm::DenseMap<Operation *, Packer> arrangements;
+    // Whether `packer`'s image of the buffer is the one `generator` would
+    // pack for input `input` of `request`: a kernel may share a packed
+    // constant only then (a Div's table holds the reciprocal of what a
+    // Mul's holds).
+    auto samePacking = [](const Packer &packer,
+                          const KernelGenerator *generator,
+                          const KernelRequest &request, size_t input) {
+      if (packer.generator != generator)
+        return false;
+      DramImage first, second;
+      std::string error;
+      if (!generator->packConstant(packer.request, packer.input, first,
+                                   error) ||
+          !generator->packConstant(request, input, second, error))
+        return false;
+      return first.groups == second.groups &&
+             first.longWordsPerGroup == second.longWordsPerGroup &&
+             first.data == second.data;
+    };
     module.walk([&](l3::KernelOp kernel) {
       FailureOr<KernelRequest> request = requestForKernel(kernel, constants);
       if (failed(request)) {
@@ -113,7 +137,7 @@ public:
         });
         if (found != arrangements.end() || readByHost) {
           if (found != arrangements.end() &&
-              found->second == generator->name())
+              samePacking(found->second, generator, *request, i))
             continue;
           // Read in two arrangements: this kernel gets its own copy.
           OpBuilder::InsertionGuard guard(builder);
@@ -126,7 +150,8 @@ public:
         buffer.setArrangementAttr(builder.getStringAttr(generator->name()));
         buffer.setLongWordsAttr(builder.getI64IntegerAttr(
             roundUp(std::max<int64_t>(*custom, 1), kMvUnitLongWords)));
-        arrangements[buffer] = generator->name();
+        arrangements.insert({buffer.getOperation(),
+                             Packer{generator, *request, i}});
       }
       kernel.setInputsAttr(builder.getArrayAttr(inputs));
     });

@@ -256,6 +256,25 @@ bool collectInputs(MLIRContext &context,
       case mncc::reference::DType::Int64:
         tensor.data<int64_t>()[e] = int64_t((value + 1) * 5);
         break;
+      // The other integers take the same 0..10, which each of them holds.
+      case mncc::reference::DType::Int8:
+        tensor.data<int8_t>()[e] = int8_t((value + 1) * 5);
+        break;
+      case mncc::reference::DType::Int16:
+        tensor.data<int16_t>()[e] = int16_t((value + 1) * 5);
+        break;
+      case mncc::reference::DType::UInt8:
+        tensor.data<uint8_t>()[e] = uint8_t((value + 1) * 5);
+        break;
+      case mncc::reference::DType::UInt16:
+        tensor.data<uint16_t>()[e] = uint16_t((value + 1) * 5);
+        break;
+      case mncc::reference::DType::UInt32:
+        tensor.data<uint32_t>()[e] = uint32_t((value + 1) * 5);
+        break;
+      case mncc::reference::DType::UInt64:
+        tensor.data<uint64_t>()[e] = uint64_t((value + 1) * 5);
+        break;
       case mncc::reference::DType::Bool:
         tensor.data<bool>()[e] = value > 0;
         break;
@@ -352,7 +371,9 @@ int runOnEmulator(const char *argv0) {
     compile.inputShapes = shapes;
     mncc::pipeline::CompileResult result =
         mncc::pipeline::compileModel(context, compile);
-    if (!result.succeeded || result.lastPhase != mncc::pipeline::Phase::Emit) {
+    if (!result.succeeded ||
+        (result.lastPhase != mncc::pipeline::Phase::Emit &&
+         result.wholeGraphOnHost.empty())) {
       llvm::errs() << "mncc: error: " << modelPath
                    << " did not compile for emu2"
                    << (result.stopReason.empty() ? std::string()
@@ -378,6 +399,16 @@ int runOnEmulator(const char *argv0) {
   std::vector<mncc::reference::Tensor> inputs, outputs;
   if (!collectInputs(context, executable->inputs(), inputs))
     return 1;
+  if (!runSaveInputs.empty()) {
+    std::vector<std::string> inputNames;
+    std::vector<mncc::reference::Value> inputValues;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      inputNames.push_back(executable->inputs()[i].name);
+      inputValues.push_back(mncc::reference::Value(inputs[i]));
+    }
+    if (!writeValueFiles(runSaveInputs, inputNames, inputValues, "inputs"))
+      return 1;
+  }
   mncc::runtime::RunOptions options;
   options.fillSeed = runFillRandom;
   options.profile = runProfile;

@@ -41,6 +41,9 @@ bool isFloatingDeviceType(DeviceType type);
 /// bfloat16, as closely as MN-Core's half does; nullopt for types the
 /// device does not hold (strings, complex, 64-bit integers).
 std::optional<DeviceType> defaultDeviceType(reference::DType host);
+/// Whether the device holds tensors of `host`: those with a default device
+/// type, and 64-bit integers, held as int32 (their values must fit).
+bool deviceHolds(reference::DType host);
 
 /// Converts `count` host elements of type `from` into device elements of
 /// `to`, written as raw bit patterns of deviceTypeBits(to) bits each

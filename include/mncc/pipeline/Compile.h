@@ -86,6 +86,9 @@ struct CompileResult {
   /// "--compile-to=pfvm", "the graph phase is not implemented yet (issue
   /// 14)". Empty when it ran every phase.
   std::string stopReason;
+  /// Why the whole graph runs on pfvm:cpu (a value the device cannot
+  /// hold; the compile stopped after pfvm with host.mlir), or empty.
+  std::string wholeGraphOnHost;
   /// notImplementedNotes of the options.
   std::vector<std::string> notImplemented;
   /// The text of compile_status.json.

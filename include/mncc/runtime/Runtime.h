@@ -97,6 +97,11 @@ loadModelOnHost(mlir::MLIRContext &context, const std::string &modelPath,
                     &inputShapes,
                 std::string &error);
 
+/// A codegen_dir's host.mlir when the whole graph runs on pfvm:cpu (its
+/// manifest's "whole_graph_on_host": docs/codegen.md, H4).
+std::unique_ptr<Executable>
+loadWholeGraphOnHost(const std::string &hostMlirPath, std::string &error);
+
 /// emu2: a codegen_dir the compiler wrote.
 std::unique_ptr<Executable> loadCodegenDir(const std::string &codegenDir,
                                            std::string &error);

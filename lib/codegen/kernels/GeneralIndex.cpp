@@ -589,6 +589,38 @@ bool lowerDepthSpace(Lowering &l) {
   });
 }
 
+/// EyeLike: ones on the k-th diagonal of a 2-D output, zeros elsewhere
+/// (the input gives only the shape). Any output type, double too: a copy
+/// of the constant one or a zero per element.
+bool lowerEyeLike(Lowering &l) {
+  if (!checkInputs(l, 1, 1) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::optional<ElementKind> kind =
+      kindOf(l, r.outputs[0], "the output", /*allowDouble=*/true);
+  if (!kind)
+    return false;
+  const std::vector<int64_t> &shape = r.outputs[0].form.shape;
+  if (shape.size() != 2 || r.inputs[0].form.shape != shape)
+    return l.fail("EyeLike takes and gives a 2-D tensor");
+  int64_t k = r.getInt("k", 0);
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  if (!y)
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  forEachIndex(shape, [&](const std::vector<int64_t> &index) {
+    Slot dst{y->memory, y->wordOf(index)};
+    if (index[1] - index[0] != k)
+      p.zero(dst);
+    else if (*kind == ElementKind::Int)
+      p.copy(dst, p.constantBits(1));
+    else
+      p.copy(dst, p.constant(1.0));
+  });
+  return true;
+}
+
 /// Dropout where nothing is dropped: in inference (training_mode absent or
 /// a constant 0), or with a constant ratio of 0. The output is the input,
 /// the mask (if asked for) all true.
@@ -916,6 +948,7 @@ const IndexOp kIndexOps[] = {
     {"DepthToSpace", lowerDepthSpace},
     {"SpaceToDepth", lowerDepthSpace},
     {"Dropout", lowerDropout},
+    {"EyeLike", lowerEyeLike},
     {"NegativeLogLikelihoodLoss", lowerNllLoss},
     {"SoftmaxCrossEntropyLoss", lowerSoftmaxCrossEntropy},
 };

@@ -402,6 +402,37 @@ bool lowerLogic(Lowering &l) {
   return true;
 }
 
+/// BitShift on unsigned integers (held in int32): ilsl, or uilsr (zeros
+/// shifted in); a shift of 32 or more gives 0, as ONNX's wider types do
+/// for the values an int32 holds.
+bool lowerBitShift(Lowering &l) {
+  if (!checkInputs(l, 2, 2) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::string direction = r.getString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return l.fail("BitShift's direction is LEFT or RIGHT, not '" + direction +
+                  "'");
+  std::vector<ElementKind> kinds;
+  if (!inputKinds(l, {0, 1}, ElementKind::Int, kinds) ||
+      !outputKind(l, ElementKind::Int))
+    return false;
+  std::vector<Operand> operands;
+  std::vector<std::optional<uint32_t>> constants;
+  if (!placeElementwise(l, {0, 1}, kinds, operands, constants))
+    return false;
+  l.loadInputs();
+  const PeImage &y = l.output(0);
+  ElemOpcode opcode =
+      direction == "LEFT" ? ElemOpcode::ILsl : ElemOpcode::ILsrU;
+  forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+    bindConstants(l, operands, constants);
+    l.program().integer(opcode, {y.memory, y.wordOf(index)},
+                        operands[0].at(index), operands[1].at(index));
+  });
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Where and the variadic operators
 //===----------------------------------------------------------------------===//
@@ -1060,6 +1091,7 @@ const MathOp kMathOps[] = {
     {"Or", lowerLogic},
     {"Xor", lowerLogic},
     {"Not", lowerLogic},
+    {"BitShift", lowerBitShift},
     {"Where", lowerWhere},
     {"Max", lowerVariadic},
     {"Min", lowerVariadic},

@@ -146,7 +146,8 @@ bool exactOperator(const std::string &op) {
                             "DepthToSpace",
                             "SpaceToDepth",
                             "Dropout",
-                            "Hardmax"})
+                            "Hardmax",
+                            "EyeLike"})
     if (op == exact)
       return true;
   return false;
@@ -262,6 +263,18 @@ std::vector<Case> mathCases() {
                          {bools({3, 4, 5, 6}, 11), bools({5, 6}, 12)}));
   }
   cases.push_back(make("Not", "Not", {bools({3, 4, 5}, 13)}));
+  // uint16 (held in int32; the host wraps the result back to 16 bits).
+  auto uint16s = [](std::vector<int64_t> shape, uint64_t seed, int high) {
+    Tensor wide = integers(shape, seed, 0, high);
+    Tensor narrow(DType::UInt16, shape);
+    for (int64_t i = 0; i < wide.numElements(); ++i)
+      narrow.data<uint16_t>()[i] = uint16_t(wide.data<int32_t>()[i]);
+    return narrow;
+  };
+  for (std::string direction : {"LEFT", "RIGHT"})
+    cases.push_back(make("BitShift_" + direction, "BitShift",
+                         {uint16s({3, 4}, 107, 65535), uint16s({4}, 106, 17)},
+                         {{"direction", stringAttr(direction)}}));
 
   cases.push_back(make("Where", "Where",
                        {bools({2, 2}, 14), rnd({2, 2}, 15), rnd({2, 2}, 16)}));
@@ -518,6 +531,11 @@ std::vector<Case> indexCases() {
            {{"blocksize", intAttr(2)}, {"mode", stringAttr("CRD")}}));
   cases.push_back(make("SpaceToDepth", "SpaceToDepth", {rnd({2, 2, 6, 6}, 89)},
                        {{"blocksize", intAttr(2)}}));
+  cases.push_back(make("EyeLike_off_diagonal", "EyeLike", {rnd({4, 5}, 108)},
+                       {{"k", intAttr(1)}}));
+  cases.push_back(make("EyeLike_int_below", "EyeLike",
+                       {integers({5, 3}, 109, 0, 9, DType::Int32)},
+                       {{"k", intAttr(-2)}}));
   Case dropout = make("Dropout_mask", "Dropout", {rnd({3, 4, 5}, 90)});
   dropout.outputs = 2;
   cases.push_back(dropout);
