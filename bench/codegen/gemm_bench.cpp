@@ -8,7 +8,7 @@
 // a double-precision product of the same (device-rounded) inputs on a sample
 // of the outputs.
 //
-//   build/bench/gemm_bench [gemm|mlp|conv]...
+//   build/bench/gemm_bench [gemm|mlp|classifier|conv]...
 //
 // With GEMM_BENCH_VSM=<dir> each kernel's program is also written to
 // <dir>/<case>.vsm (for mncc-sim --stats or --trace).
@@ -294,11 +294,21 @@ int main(int argc, char **argv) {
       ok &= runCase(c);
     }
   }
+  if (selected("classifier")) {
+    // The classifiers of ResNet-18 and ResNet-50 at batch 1 (N 1000).
+    for (int64_t k : {512, 2048}) {
+      Case c = gemm(1, k, 1000, true);
+      ok &= runCase(c);
+    }
+  }
   if (selected("conv")) {
     Case a = conv({16, 6, 14, 14}, {16, 6, 5, 5}, 0);
     ok &= runCase(a);
     Case b = conv({1, 64, 56, 56}, {64, 64, 3, 3}, 1);
     ok &= runCase(b);
+    // ResNet-18's layer3 3x3 convolution.
+    Case d = conv({1, 256, 14, 14}, {256, 256, 3, 3}, 1);
+    ok &= runCase(d);
   }
   return ok ? 0 : 1;
 }

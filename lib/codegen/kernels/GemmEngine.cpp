@@ -424,12 +424,42 @@ struct ModeChoice {
 bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
               int64_t phaseFactor, bool &phasesLeft, std::string &error);
 
-/// Chooses the plan (or explains why none fits): the modes the tile count
-/// allows, the cheapest first; then the same with K in twice, four times
-/// ... as many phases, until every K-chunk is a phase of its own. More
-/// phases reload B per phase but shrink A's image, which LM0 (2040 slots)
-/// bounds: rows x K-chunks of a phase (double Gemm 16 x 512 x 10: 16 rows
-/// of 128 K-chunks take two phases).
+/// A rough cycle count of a plan, to rank the modes: B's stream for every
+/// (chunk, phase) whose batch or phase differs from the last (about a
+/// cycle per 16 long words of DRAM, L2BM and L1BM traffic), A's image per
+/// (chunk, phase) (about a cycle a slot), and the products (four cycles a
+/// step; a tile's two mwrite steps hide behind at least two products).
+double estimatedCycles(const Plan &p) {
+  const MatrixUnit &u = *p.unit;
+  int64_t loads = 0, batch = -1, phase = -1;
+  for (const Chunk &c : p.chunks)
+    for (int64_t ph = 0; ph < p.phases; ++ph)
+      if (c.batch != batch || ph != phase) {
+        ++loads;
+        batch = c.batch;
+        phase = ph;
+      }
+  double bCycles = double(loads) * double(constantStreamLongWords(stream(p))) /
+                   16.0;
+  double passes = double(p.chunks.size()) * double(p.phases);
+  double aCycles = passes * double(p.aSlots);
+  int64_t productSteps = ceilDiv(p.mabRows, 4) *
+                         (u.type == DeviceType::Double ? 2 : 1);
+  double products = passes * double(p.tilesPerMab) * double(p.kcPerPhase) *
+                    double(std::max<int64_t>(productSteps, 2)) * 4.0;
+  return bCycles + aCycles + products;
+}
+
+/// Chooses the plan (or explains why none fits): of the modes the tile
+/// count allows, the one of the fewest estimated cycles (the first fit in
+/// the order stripes, quads over MABs, rows over MABs, padded grid took
+/// stripes for ResNet-18's layer3 3x3 convolution, K 2304, N 256, whose B
+/// streams a copy per MAB and is reloaded per chunk and phase: 576176
+/// cycles; rows over L1Bs 25136); then the same with K in twice, four
+/// times ... as many phases, until every K-chunk is a phase of its own.
+/// More phases reload B per phase but shrink A's image, which LM0 (2040
+/// slots) bounds: rows x K-chunks of a phase (double Gemm 16 x 512 x 10:
+/// 16 rows of 128 K-chunks take two phases).
 bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   const MatrixUnit &u = *s.unit;
   if (s.outType != u.type &&
@@ -453,8 +483,7 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
     choices.push_back({MabMode::Slot, L1bMode::Stripe, 0});
   if (oneQuad && regular)
     choices.push_back({MabMode::Slot, L1bMode::Rows, 0});
-  if (!regular || !oneQuad)
-    choices.push_back({MabMode::Rows, L1bMode::Rows, 0});
+  choices.push_back({MabMode::Rows, L1bMode::Rows, 0});
   if (oneQuad && !regular) {
     int64_t padded = nt < 16 ? 16 : roundUp(nt, 16);
     for (int64_t t = 1; t < 16; t *= 2)
@@ -466,17 +495,27 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   }
   std::string first;
   for (int64_t factor = 1;; factor *= 2) {
-    bool anyPhasesLeft = false;
+    bool anyPhasesLeft = false, found = false;
+    double bestCycles = 0;
     for (const ModeChoice &choice : choices) {
-      p = Plan();
+      Plan trial;
       std::string why;
       bool phasesLeft = false;
-      if (planMode(s, p, choice, factor, phasesLeft, why))
-        return true;
+      if (planMode(s, trial, choice, factor, phasesLeft, why)) {
+        double cycles = estimatedCycles(trial);
+        if (!found || cycles < bestCycles) {
+          p = trial;
+          bestCycles = cycles;
+        }
+        found = true;
+        continue;
+      }
       anyPhasesLeft |= phasesLeft;
       if (first.empty())
         first = why;
     }
+    if (found)
+      return true;
     if (!anyPhasesLeft)
       break;
   }
