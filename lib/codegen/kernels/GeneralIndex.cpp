@@ -240,6 +240,74 @@ bool lowerGather(Lowering &l) {
   return true;
 }
 
+/// OneHot: values[1] where the (wrapped) index equals the position along
+/// the new axis, values[0] elsewhere. Float indices are truncated to
+/// integers (fftoi), as ONNX casts them; depth is the output's extent.
+bool lowerOneHot(Lowering &l) {
+  if (!checkInputs(l, 3, 3) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::optional<ElementKind> indexKind = kindOf(l, r.inputs[0], "indices");
+  std::optional<ElementKind> valueKind =
+      indexKind ? kindOf(l, r.inputs[2], "values") : std::nullopt;
+  std::optional<ElementKind> outKind =
+      valueKind ? kindOf(l, r.outputs[0], "the output") : std::nullopt;
+  if (!outKind)
+    return false;
+  if (*outKind != *valueKind || elementCount(r.inputs[2].form.shape) != 2)
+    return l.fail("OneHot's values are two elements of the output's type");
+  const std::vector<int64_t> &indices = r.inputs[0].form.shape;
+  const std::vector<int64_t> &out = r.outputs[0].form.shape;
+  int64_t rank = int64_t(out.size());
+  int64_t axis = r.getInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return l.fail("axis " + std::to_string(axis) + " is out of range");
+  axis = normaliseAxis(axis, rank);
+  std::vector<int64_t> expected = indices;
+  int64_t depth = out.empty() ? 0 : out[size_t(axis)];
+  expected.insert(expected.begin() + axis, depth);
+  if (expected != out)
+    return l.fail("the output shape " + shapeText(out) +
+                  " is not the indices' with depth inserted at axis " +
+                  std::to_string(axis));
+  const PeImage *ix = l.placeInput(0, {LM0, LM1});
+  const PeImage *values = ix ? l.placeInput(2, {GRF0, GRF1, LM1}) : nullptr;
+  const PeImage *y = values ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  std::optional<Slot> wrapped =
+      y ? l.allocate({GRF0, GRF1, LM0, LM1},
+                     int32_t((elementCount(indices) + 7) / 8 * 8))
+        : std::nullopt;
+  Ring ring;
+  if (!wrapped || !ring.allocate(l, {GRF1, GRF0, LM0, LM1}))
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  int64_t flat = 0;
+  forEachIndex(indices, [&](const std::vector<int64_t> &index) {
+    Slot from{ix->memory, ix->wordOf(index)};
+    Slot to = wrapped->offset(int32_t(flat++));
+    if (*indexKind == ElementKind::Float) {
+      p.toInteger(to, from);
+      from = to;
+    }
+    wrapNegative(l, ring, to, from, depth);
+  });
+  Slot off{values->memory, values->wordOf({0})},
+      on{values->memory, values->wordOf({1})};
+  forEachIndex(out, [&](const std::vector<int64_t> &index) {
+    std::vector<int64_t> at = index;
+    int64_t k = at[size_t(axis)];
+    at.erase(at.begin() + axis);
+    int64_t position = 0;
+    for (size_t d = 0; d < at.size(); ++d)
+      position = position * indices[d] + at[d];
+    Slot mask = ring.take();
+    equalMask(p, mask, wrapped->offset(int32_t(position)), k);
+    selectBySign(l, ring, {y->memory, y->wordOf(index)}, mask, on, off);
+  });
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // ArgMax, ArgMin, Hardmax
 //===----------------------------------------------------------------------===//
@@ -940,6 +1008,7 @@ const IndexOp kIndexOps[] = {
     {"ArgMax", lowerArgExtreme},
     {"ArgMin", lowerArgExtreme},
     {"Hardmax", lowerHardmax},
+    {"OneHot", lowerOneHot},
     {"Trilu", lowerTrilu},
     {"Unsqueeze", lowerSqueeze},
     {"Squeeze", lowerSqueeze},

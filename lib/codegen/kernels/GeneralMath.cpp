@@ -946,6 +946,97 @@ bool lowerPow(Lowering &l) {
   return true;
 }
 
+/// Mod: r = x - n y with n = round(x / y) (MathLib's reciprocal, then
+/// x + 2^23 - 2^23 as in Round), then n stepped by one where r has the
+/// wrong sign (the divisor's for fmod = 0, the dividend's for fmod = 1)
+/// and r recomputed by one fma, so that r is exact. int32 operands go
+/// through single precision (G9: exact below 2^22).
+bool lowerMod(Lowering &l) {
+  if (!checkInputs(l, 2, 2) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::vector<ElementKind> kinds;
+  if (!inputKinds(l, {0, 1}, std::nullopt, kinds) || !outputKind(l, kinds[0]))
+    return false;
+  bool integer = kinds[0] == ElementKind::Int;
+  bool fmod = r.getInt("fmod", 0) != 0;
+  if (!integer && !fmod)
+    return l.fail("Mod of floating tensors needs fmod = 1");
+  std::vector<Operand> operands;
+  std::vector<std::optional<uint32_t>> constants;
+  if (!placeElementwise(l, {0, 1}, kinds, operands, constants))
+    return false;
+  const PeImage &y = l.output(0);
+  int64_t count = elementCount(y.form.shape);
+  std::optional<Slot> inverse =
+      l.allocate({LM0, LM1}, int32_t((count + 7) / 8 * 8));
+  Ring ring;
+  if (!inverse || !ring.allocate(l, {GRF1, GRF0, LM0, LM1}, 128) ||
+      !l.reserveMath({MathFunction::Reciprocal}))
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  constexpr uint32_t kMagic = 0x4b400000u; // 1.5 x 2^23
+  constexpr uint32_t kTwo23 = 0x4b000000u; // 2^23
+  auto asSingle = [&](Slot v) {
+    if (!integer)
+      return v;
+    Slot f = ring.take();
+    p.integer(ElemOpcode::IAdd, f, v, p.constantBits(kMagic));
+    p.add(f, f, p.constantBits(kMagic), true);
+    return f;
+  };
+  int64_t position = 0;
+  forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+    bindConstants(l, operands, constants);
+    p.copy(inverse->offset(int32_t(position++)),
+           asSingle(operands[1].at(index)));
+  });
+  if (!l.math(MathFunction::Reciprocal, {*inverse}, *inverse,
+              int32_t((count + 7) / 8 * 8)))
+    return false;
+  position = 0;
+  forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
+    bindConstants(l, operands, constants);
+    Slot x = asSingle(operands[0].at(index));
+    Slot d = asSingle(operands[1].at(index));
+    Slot dst{y.memory, y.wordOf(index)};
+    // n = round(x / d).
+    Slot q = ring.take(), magic = ring.take(), n = ring.take(),
+         large = ring.take(), nearest = ring.take();
+    p.mul(q, x, inverse->offset(int32_t(position++)));
+    p.integer(ElemOpcode::IAnd, magic, q, p.constantBits(kSignBit));
+    p.integer(ElemOpcode::IOr, magic, magic, p.constantBits(kTwo23));
+    p.add(nearest, q, magic);
+    p.add(nearest, nearest, magic, true);
+    p.integer(ElemOpcode::IAnd, large, q, p.constantBits(~kSignBit));
+    p.add(large, large, p.constantBits(kTwo23), true);
+    selectBySign(l, ring, n, large, q, nearest);
+    // r0 = x - n d; where r0 is not 0 and its sign is not the one wanted,
+    // n - k (k = 1 for the divisor's sign, sign(x) sign(d) for fmod).
+    Slot r0 = ring.take(), wrong = ring.take(), k = ring.take(),
+         stepped = ring.take(), zero = ring.take();
+    p.fma(r0, n, d, x, 1);
+    p.integer(ElemOpcode::IXor, wrong, r0, fmod ? x : d);
+    if (fmod) {
+      p.integer(ElemOpcode::IXor, k, x, d);
+      p.integer(ElemOpcode::IAnd, k, k, p.constantBits(kSignBit));
+      p.integer(ElemOpcode::IOr, k, k, p.constantBits(0x3f800000u));
+    } else {
+      p.copy(k, p.constant(1.0));
+    }
+    p.add(stepped, n, k, true);
+    selectBySign(l, ring, stepped, wrong, n, stepped);
+    p.integer(ElemOpcode::IAnd, zero, r0, p.constantBits(~kSignBit));
+    p.integer(ElemOpcode::ILNot, zero, zero, zero);
+    selectBySign(l, ring, stepped, conditionSign(l, ring, zero), n, stepped);
+    p.fma(dst, stepped, d, x, 1);
+    if (integer)
+      p.toInteger(dst, dst);
+  });
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // LayerNormalization
 //===----------------------------------------------------------------------===//
@@ -1117,6 +1208,7 @@ const MathOp kMathOps[] = {
     {"Floor", lowerRound},
     {"Ceil", lowerRound},
     {"Pow", lowerPow},
+    {"Mod", lowerMod},
     {"LayerNormalization", lowerLayerNorm},
 };
 

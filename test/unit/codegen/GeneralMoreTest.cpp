@@ -135,6 +135,7 @@ bool exactOperator(const std::string &op) {
                             "Round",
                             "Floor",
                             "Ceil",
+                            "Mod",
                             "ReduceMin",
                             "Gather",
                             "GatherElements",
@@ -147,7 +148,8 @@ bool exactOperator(const std::string &op) {
                             "SpaceToDepth",
                             "Dropout",
                             "Hardmax",
-                            "EyeLike"})
+                            "EyeLike",
+                            "OneHot"})
     if (op == exact)
       return true;
   return false;
@@ -365,6 +367,24 @@ std::vector<Case> mathCases() {
                           {floats({3}, {1, 2, 3}), floats({}, {2})});
   powConstant.constant = {false, true};
   cases.push_back(powConstant);
+  // Mod: the node tests' mixed signs, in Python's convention (int,
+  // fmod = 0) and C's (fmod = 1), and divisions that land on integers.
+  Tensor dividends = floats({8}, {-4.3f, 7.2f, 5.0f, 4.3f, -7.2f, 7.8f, 6, -6});
+  Tensor divisors = floats({8}, {2.1f, -3.4f, 8.0f, -2.1f, 3.4f, 5.0f, 3, 3});
+  cases.push_back(make("Mod_mixed_sign_float_fmod", "Mod",
+                       {dividends, divisors}, {{"fmod", intAttr(1)}}));
+  cases.push_back(make("Mod_random_fmod", "Mod",
+                       {rnd({3, 4}, 110, -50, 50), rnd({4}, 111, 0.5f, 7)},
+                       {{"fmod", intAttr(1)}}));
+  for (int fmodAttr = 0; fmodAttr < 2; ++fmodAttr)
+    cases.push_back(make(std::string("Mod_int") + (fmodAttr ? "_fmod" : ""),
+                         "Mod",
+                         {integers({4, 6}, 112, -1000, 1000, DType::Int64),
+                          int64s({6}, {-7, -3, 1, 3, 5, 12})},
+                         {{"fmod", intAttr(fmodAttr)}}));
+  cases.push_back(make("Mod_int_exact_multiples", "Mod",
+                       {int64s({6}, {-12, 12, 21, -21, 0, 9}),
+                        int64s({6}, {3, -3, 7, 7, 5, -9})}));
   cases.push_back(make("LayerNormalization_2d_axis0", "LayerNormalization",
                        {rnd({3, 4}, 97), rnd({3, 4}, 98), rnd({3, 4}, 99)},
                        {{"axis", intAttr(0)}}));
@@ -488,6 +508,17 @@ std::vector<Case> indexCases() {
   }
   cases.push_back(make("ArgMax_int", "ArgMax", {integers({3, 4}, 75, -2, 2)},
                        {{"axis", intAttr(1)}}));
+  cases.push_back(make(
+      "OneHot_with_axis_float_indices", "OneHot",
+      {floats({2, 2}, {1, 9, 2, 4}), floats({}, {10}), floats({2}, {1, 3})},
+      {{"axis", intAttr(1)}}));
+  cases.push_back(
+      make("OneHot_negative_indices", "OneHot",
+           {int64s({3}, {0, -7, -8}), floats({}, {10}), floats({2}, {1, 3})},
+           {{"axis", intAttr(1)}}));
+  cases.push_back(make("OneHot_int_values_default_axis", "OneHot",
+                       {int64s({2, 3}, {0, 7, 8, 3, -1, 11}), floats({}, {12}),
+                        integers({2}, 113, -9, 9)}));
   cases.push_back(
       make("Hardmax_default_axis", "Hardmax", {rnd({3, 4, 5}, 76)}));
   cases.push_back(make("Hardmax_axis_0_ties", "Hardmax",
