@@ -111,10 +111,12 @@ TEST(GatherKernel, LeavesWhatItDoesNotCover) {
     return whyNot;
   };
   reference::Tensor indices = indexTensor({4}, 10, 1, false);
+  // A request points at its constants: they outlive the requests.
+  std::vector<std::vector<reference::Tensor>> kept;
   auto request = [&](std::vector<int64_t> table, bool constant) {
-    KernelRequest r =
-        makeRequest("Gather", {randomTensor(table, 1), indices},
-                    {{4, table[1]}}, DeviceType::Single, {constant, false});
+    kept.push_back({randomTensor(table, 1), indices});
+    KernelRequest r = makeRequest("Gather", kept.back(), {{4, table[1]}},
+                                  DeviceType::Single, {constant, false});
     r.inputs[1].form = DramForm::canonical(DeviceType::Int32, {4});
     return r;
   };
@@ -133,10 +135,10 @@ TEST(GatherKernel, LeavesWhatItDoesNotCover) {
   axis1.attributes["axis"] = one;
   EXPECT_NE(refusal(axis1).find("axis 0"), std::string::npos);
   // An output spread over the four groups (the indices lie in group 0).
-  reference::Tensor many = indexTensor({200}, 10, 1, false);
-  KernelRequest spread =
-      makeRequest("Gather", {randomTensor({10, 128}, 1), many}, {{200, 128}},
-                  DeviceType::Single, {true, false});
+  std::vector<reference::Tensor> spreadInputs = {
+      randomTensor({10, 128}, 1), indexTensor({200}, 10, 1, false)};
+  KernelRequest spread = makeRequest("Gather", spreadInputs, {{200, 128}},
+                                     DeviceType::Single, {true, false});
   spread.inputs[1].form = DramForm::canonical(DeviceType::Int32, {200});
   EXPECT_NE(refusal(spread).find("more than one group"), std::string::npos);
 }
