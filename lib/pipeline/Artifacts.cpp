@@ -338,6 +338,13 @@ mncc::pipeline::wholeGraphHostReason(ModuleOp module) {
       reason = "the graph holds " + what + " (" + where + ")";
   };
   for (auto function : module.getOps<func::FuncOp>()) {
+    // The runtimes pass tensors in and out; a graph whose inputs or
+    // outputs are sequences or optionals is left to the graph phase, which
+    // says the device does not take it.
+    auto isTensor = [](Type type) { return llvm::isa<TensorType>(type); };
+    if (!llvm::all_of(function.getArgumentTypes(), isTensor) ||
+        !llvm::all_of(function.getResultTypes(), isTensor))
+      return std::nullopt;
     for (BlockArgument argument : function.getArguments()) {
       std::string name = "input " + std::to_string(argument.getArgNumber());
       if (auto names = function.getArgAttrOfType<StringAttr>(

@@ -24,7 +24,9 @@ mlir::LogicalResult writeEmitArtifacts(mlir::ModuleOp module,
 
 /// Why the device cannot hold some value of the graph `module` holds after
 /// the pfvm phase (a sequence, a string, an unsigned 32- or 64-bit integer,
-/// a shape known only at run time), naming the value; nullopt when it can.
+/// a shape known only at run time), naming the value; nullopt when it can,
+/// or when the graph's own inputs or outputs are not tensors (no runtime
+/// passes those).
 std::optional<std::string> wholeGraphHostReason(mlir::ModuleOp module);
 /// For a graph wholeGraphHostReason refuses: host.mlir (the graph itself,
 /// which pfvm:cpu runs whole), partitions.json (every node on the host,

@@ -5,7 +5,7 @@ check_doc_paths.py SOURCE_ROOT [--installed PATH]... DOC...
 A backquoted word with a slash and nothing but path characters (`lib/emu`,
 `mncc/emu/Simulator.h`, `examples/plugins`) must name a file or folder of
 the source tree, taken from its root, include/ (headers) or lib/. Words
-under build/ and the --installed paths (where `make install` puts things)
+under a build tree (build/, build-fuzz/) and the --installed paths (where `make install` puts things)
 are not in the source tree and are skipped. Prints each path that does not
 exist; the exit status is 1 if any does not.
 """
@@ -31,7 +31,8 @@ for doc in docs:
         text = f.read()
     for path in sorted(set(re.findall(r"`([A-Za-z0-9_.-]+/[A-Za-z0-9_./-]*)`",
                                       text))):
-        if path.startswith("build/") or path.rstrip("/") in installed:
+        if path.split("/")[0].startswith("build") or \
+                path.rstrip("/") in installed:
             continue
         checked += 1
         if not any(os.path.exists(os.path.join(source_root, base, path))
