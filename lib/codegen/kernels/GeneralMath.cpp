@@ -881,11 +881,13 @@ bool lowerPow(Lowering &l) {
   if (!checkInputs(l, 2, 2) || !checkOutputs(l, 1))
     return false;
   const KernelRequest &r = l.request();
+  // An int32 base gives int32 results: the power rounded to the nearest
+  // integer (exact while it stays below 2^22, as G9).
   std::vector<ElementKind> base, exponent;
-  if (!inputKinds(l, {0}, ElementKind::Float, base) ||
-      !inputKinds(l, {1}, std::nullopt, exponent) ||
-      !outputKind(l, ElementKind::Float))
+  if (!inputKinds(l, {0}, std::nullopt, base) ||
+      !inputKinds(l, {1}, std::nullopt, exponent) || !outputKind(l, base[0]))
     return false;
+  bool integerBase = base[0] == ElementKind::Int;
   std::vector<Operand> operands;
   std::vector<std::optional<uint32_t>> constants;
   if (!placeElementwise(l, {0, 1}, {base[0], exponent[0]}, operands, constants))
@@ -911,8 +913,13 @@ bool lowerPow(Lowering &l) {
   };
   forEachIndex(y.form.shape, [&](const std::vector<int64_t> &index) {
     bindConstants(l, operands, constants);
-    p.integer(ElemOpcode::IAnd, {y.memory, y.wordOf(index)},
-              operands[0].at(index), p.constantBits(~kSignBit));
+    Slot x = operands[0].at(index), dst{y.memory, y.wordOf(index)};
+    if (integerBase) {
+      p.integer(ElemOpcode::IAdd, dst, x, p.constantBits(kMagic));
+      p.add(dst, dst, p.constantBits(kMagic), true);
+      x = dst;
+    }
+    p.integer(ElemOpcode::IAnd, dst, x, p.constantBits(~kSignBit));
   });
   Slot image{y.memory, y.word};
   if (!l.math(MathFunction::Log, {image}, image, y.words()))
@@ -942,6 +949,11 @@ bool lowerPow(Lowering &l) {
     p.integer(ElemOpcode::ILNot, zero, zero, zero);
     selectBySign(l, ring, dst, conditionSign(l, ring, zero), p.constant(1.0),
                  dst);
+    if (integerBase) {
+      // The nearest integer: the bits of v + 1.5 x 2^23 less the magic's.
+      p.add(dst, dst, p.constantBits(kMagic));
+      p.integer(ElemOpcode::ISub, dst, dst, p.constantBits(kMagic));
+    }
   });
   return true;
 }

@@ -363,6 +363,12 @@ std::vector<Case> mathCases() {
                         int64s({6}, {3, 2, 0, -3, 2, -1})}));
   cases.push_back(make("Pow_fractional", "Pow",
                        {rnd({3, 4}, 95, 0.1f, 4), rnd({3, 4}, 96, -2, 2)}));
+  cases.push_back(
+      make("Pow_int_base_float_exponent", "Pow",
+           {int64s({4}, {1, 2, 3, -3}), floats({4}, {4, 5, 6, 3})}));
+  cases.push_back(
+      make("Pow_int_int", "Pow",
+           {integers({3, 4}, 114, -9, 9), integers({4}, 115, 0, 5)}));
   Case powConstant = make("Pow_bcast_scalar_constant", "Pow",
                           {floats({3}, {1, 2, 3}), floats({}, {2})});
   powConstant.constant = {false, true};
