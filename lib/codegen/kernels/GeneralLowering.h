@@ -146,6 +146,33 @@ bool resolveWindow(Lowering &lowering, const std::vector<int64_t> &spatial,
                    const std::vector<int64_t> &kernel, bool ceilMode,
                    Window &window);
 
+/// Checks shared by the operators: the input count (at least `least`
+/// present, at most `most` positions) and the output count, with the
+/// reason on failure.
+bool checkInputs(Lowering &lowering, size_t least, size_t most);
+bool checkOutputs(Lowering &lowering, size_t count);
+
+/// Integers of a constant input (axes, k, ...); nullopt at run time.
+std::optional<std::vector<int64_t>> constantInts(const KernelTensor &tensor);
+
+/// An element operand: an image read through broadcasting (ONNX's
+/// multidirectional rule), or one fixed word (a constant scalar).
+struct Operand {
+  const PeImage *image = nullptr;
+  Slot fixed;
+  Slot at(const std::vector<int64_t> &index) const;
+};
+
+/// Whether `shape` broadcasts to `to` (aligned on the right).
+bool broadcastsTo(const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &to);
+
+/// The axes of a reduction (attribute `axes`, or the constant input
+/// `axesInput`; G10 for runtime axes with keepdims) as a flag per input
+/// dimension, checked against output 0's shape.
+bool resolveAxes(Lowering &lowering, std::optional<size_t> axesInput,
+                 std::vector<bool> &reduced);
+
 /// Shape helpers.
 void forEachIndex(const std::vector<int64_t> &shape,
                   const std::function<void(const std::vector<int64_t> &)> &fn);

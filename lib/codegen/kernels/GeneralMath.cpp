@@ -47,41 +47,6 @@ std::optional<ElementKind> more::kindOf(Lowering &l, const KernelTensor &tensor,
   return std::nullopt;
 }
 
-bool more::checkInputs(Lowering &l, size_t least, size_t most) {
-  const KernelRequest &r = l.request();
-  if (r.inputs.size() < least || r.inputs.size() > most)
-    return l.fail(r.opType + " takes " + std::to_string(least) + " to " +
-                  std::to_string(most) + " inputs, not " +
-                  std::to_string(r.inputs.size()));
-  for (size_t i = 0; i < least; ++i)
-    if (r.inputs[i].omitted)
-      return l.fail("input " + std::to_string(i) + " is required");
-  return true;
-}
-
-bool more::checkOutputs(Lowering &l, size_t count) {
-  const KernelRequest &r = l.request();
-  size_t present = 0;
-  for (size_t o = 0; o < r.outputs.size(); ++o)
-    if (!r.outputs[o].omitted)
-      present = o + 1;
-  if (present != count)
-    return l.fail(r.opType + " with " + std::to_string(present) +
-                  " outputs is not supported (" + std::to_string(count) +
-                  " expected)");
-  return true;
-}
-
-std::optional<std::vector<int64_t>>
-more::constantInts(const KernelTensor &tensor) {
-  if (!tensor.constant)
-    return std::nullopt;
-  std::vector<int64_t> values;
-  for (int64_t i = 0; i < tensor.constant->numElements(); ++i)
-    values.push_back(tensor.constant->elementAsInt64(i));
-  return values;
-}
-
 bool Ring::allocate(Lowering &l, std::initializer_list<PeMemory> preference,
                     int32_t elements) {
   Stride = l.elementWords();
@@ -139,70 +104,6 @@ Slot more::conditionSign(Lowering &l, Ring &ring, Slot c) {
   Slot s = ring.take();
   l.program().integer(ElemOpcode::ISub, s, c, l.program().constantBits(1));
   return s;
-}
-
-Slot Operand::at(const std::vector<int64_t> &index) const {
-  if (!image)
-    return fixed;
-  return {image->memory,
-          image->wordOf(broadcastIndex(index, image->form.shape))};
-}
-
-bool more::broadcastsTo(const std::vector<int64_t> &shape,
-                        const std::vector<int64_t> &to) {
-  if (shape.size() > to.size())
-    return false;
-  size_t offset = to.size() - shape.size();
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1 && shape[d] != to[offset + d])
-      return false;
-  return true;
-}
-
-bool more::resolveAxes(Lowering &l, std::optional<size_t> axesInput,
-                       std::vector<bool> &reduced) {
-  const KernelRequest &r = l.request();
-  const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
-  int64_t rank = int64_t(in.shape.size());
-  bool keepDims = r.getInt("keepdims", 1) != 0;
-  bool noop = r.getInt("noop_with_empty_axes", 0) != 0;
-  std::vector<int64_t> axes = r.getInts("axes");
-  if (axesInput && r.hasInput(*axesInput)) {
-    const KernelTensor &given = r.inputs[*axesInput];
-    if (std::optional<std::vector<int64_t>> values = constantInts(given)) {
-      axes = *values;
-    } else if (elementCount(given.form.shape) == 0) {
-      axes.clear();
-    } else if (keepDims && out.shape.size() == in.shape.size()) {
-      // Not known at compile time, but a kept dimension of extent 1 whose
-      // input is longer can only be reduced (G10).
-      axes.clear();
-      for (int64_t d = 0; d < rank; ++d)
-        if (out.shape[size_t(d)] == 1 && in.shape[size_t(d)] != 1)
-          axes.push_back(d);
-      if (axes.empty())
-        noop = true;
-    } else {
-      return l.fail("the axes of " + r.opType +
-                    " must be a constant when keepdims is 0");
-    }
-  }
-  reduced.assign(size_t(rank), axes.empty() && !noop);
-  for (int64_t axis : axes) {
-    if (axis < -rank || axis >= rank)
-      return l.fail("axis " + std::to_string(axis) + " is out of range");
-    reduced[size_t(axis < 0 ? axis + rank : axis)] = true;
-  }
-  std::vector<int64_t> expected;
-  for (int64_t d = 0; d < rank; ++d)
-    if (!reduced[size_t(d)])
-      expected.push_back(in.shape[size_t(d)]);
-    else if (keepDims)
-      expected.push_back(1);
-  if (expected != out.shape)
-    return l.fail("the output shape " + shapeText(out.shape) +
-                  " is not the reduction's " + shapeText(expected));
-  return true;
 }
 
 namespace {
@@ -303,6 +204,27 @@ bool outputKind(Lowering &l, ElementKind want) {
         std::string(deviceTypeName(l.request().outputs[0].form.type)));
   return true;
 }
+
+} // namespace
+
+bool more::placeFloatUnary(Lowering &l, const PeImage *&x, const PeImage *&y,
+                           Ring &ring) {
+  x = y = nullptr;
+  if (!checkInputs(l, 1, 1) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::vector<ElementKind> kinds;
+  if (!inputKinds(l, {0}, ElementKind::Float, kinds) ||
+      !outputKind(l, ElementKind::Float))
+    return false;
+  if (r.inputs[0].form.shape != r.outputs[0].form.shape)
+    return l.fail("the output of " + r.opType + " is shaped as its input");
+  x = l.placeInput(0, {LM0, LM1});
+  y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  return y && ring.allocate(l, {GRF1, GRF0, LM0, LM1});
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Comparisons and logic
@@ -560,22 +482,11 @@ bool lowerPRelu(Lowering &l) {
 /// ThresholdedRelu, Shrink, Sign (ALU and MAU only), Elu, Selu, Softplus
 /// (MathLib's exp, and log for Softplus, over the output's image).
 bool lowerActivation(Lowering &l) {
-  if (!checkInputs(l, 1, 1) || !checkOutputs(l, 1))
-    return false;
   const KernelRequest &r = l.request();
   const std::string &op = r.opType;
-  std::vector<ElementKind> kinds;
-  if (!inputKinds(l, {0}, ElementKind::Float, kinds) ||
-      !outputKind(l, ElementKind::Float))
-    return false;
-  if (r.inputs[0].form.shape != r.outputs[0].form.shape)
-    return l.fail("the output of " + op + " is shaped as its input");
-  const PeImage *x = l.placeInput(0, {LM0, LM1});
-  const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
-  if (!y)
-    return false;
+  const PeImage *x, *y;
   Ring ring;
-  if (!ring.allocate(l, {GRF1, GRF0, LM0, LM1}))
+  if (!placeFloatUnary(l, x, y, ring))
     return false;
   bool exponential = op == "Elu" || op == "Selu" || op == "Softplus";
   if (exponential &&
@@ -827,20 +738,10 @@ bool lowerReduce(Lowering &l) {
 /// 1); |x| >= 2^23 is an integer already. Floor and Ceil step the rounded
 /// value by one where it lies on the wrong side of x.
 bool lowerRound(Lowering &l) {
-  if (!checkInputs(l, 1, 1) || !checkOutputs(l, 1))
-    return false;
-  const KernelRequest &r = l.request();
-  const std::string &op = r.opType;
-  std::vector<ElementKind> kinds;
-  if (!inputKinds(l, {0}, ElementKind::Float, kinds) ||
-      !outputKind(l, ElementKind::Float))
-    return false;
-  if (r.inputs[0].form.shape != r.outputs[0].form.shape)
-    return l.fail("the output of " + op + " is shaped as its input");
-  const PeImage *x = l.placeInput(0, {LM0, LM1});
-  const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  const std::string &op = l.request().opType;
+  const PeImage *x, *y;
   Ring ring;
-  if (!y || !ring.allocate(l, {GRF1, GRF0, LM0, LM1}))
+  if (!placeFloatUnary(l, x, y, ring))
     return false;
   l.loadInputs();
   ElemProgram &p = l.program();
@@ -880,7 +781,6 @@ bool lowerRound(Lowering &l) {
 bool lowerPow(Lowering &l) {
   if (!checkInputs(l, 2, 2) || !checkOutputs(l, 1))
     return false;
-  const KernelRequest &r = l.request();
   // An int32 base gives int32 results: the power rounded to the nearest
   // integer (exact while it stays below 2^22, as G9).
   std::vector<ElementKind> base, exponent;

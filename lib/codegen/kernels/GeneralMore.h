@@ -56,13 +56,6 @@ std::optional<ElementKind> kindOf(Lowering &l, const KernelTensor &tensor,
                                   const std::string &what,
                                   bool allowDouble = false);
 
-/// Input and output counts, as GeneralOps checks them.
-bool checkInputs(Lowering &l, size_t least, size_t most);
-bool checkOutputs(Lowering &l, size_t count);
-
-/// Integers of a constant input (axes, k, ...).
-std::optional<std::vector<int64_t>> constantInts(const KernelTensor &tensor);
-
 /// A ring of scratch elements for temporaries: reusing one waits for its
 /// earlier readers (the program's dependences), so a ring of 64 lets that
 /// many temporaries be in flight. In a double program each takes two
@@ -89,23 +82,11 @@ void selectBySign(Lowering &l, Ring &ring, Slot dst, Slot s, Slot a, Slot b);
 /// selectBySign: clear where c is 1.
 Slot conditionSign(Lowering &l, Ring &ring, Slot c);
 
-/// An element operand: an image read through broadcasting (ONNX's
-/// multidirectional rule), or one fixed word (a constant scalar).
-struct Operand {
-  const PeImage *image = nullptr;
-  Slot fixed;
-  Slot at(const std::vector<int64_t> &index) const;
-};
-
-/// Whether `shape` broadcasts to `to` (aligned on the right).
-bool broadcastsTo(const std::vector<int64_t> &shape,
-                  const std::vector<int64_t> &to);
-
-/// The axes of a reduction-like operator (attribute `axes`, or a constant
-/// input `axesInput`), made positive and checked; empty with `all` set
-/// when every axis is meant.
-bool resolveAxes(Lowering &l, std::optional<size_t> axesInput,
-                 std::vector<bool> &reduced);
+/// The checks and placements of a unary float operator (one single or
+/// half input, the output shaped alike): X in LM0, Y in LM1, a ring of
+/// temporaries in a GRF. False (with the reason) when it does not apply.
+bool placeFloatUnary(Lowering &l, const PeImage *&x, const PeImage *&y,
+                     Ring &ring);
 
 } // namespace more
 } // namespace mncc::codegen::general

@@ -78,41 +78,6 @@ Slot scalarSlot(ElemProgram &p, const Scalar &scalar, bool integer) {
   return integer ? p.constantBits(scalar.bits) : p.constant(scalar.value);
 }
 
-/// Integers of a constant input (axes, for example).
-std::optional<std::vector<int64_t>> constantInts(const KernelTensor &tensor) {
-  if (!tensor.constant)
-    return std::nullopt;
-  std::vector<int64_t> values;
-  for (int64_t i = 0; i < tensor.constant->numElements(); ++i)
-    values.push_back(tensor.constant->elementAsInt64(i));
-  return values;
-}
-
-bool checkOutputs(Lowering &l, size_t count) {
-  const KernelRequest &r = l.request();
-  size_t present = 0;
-  for (size_t o = 0; o < r.outputs.size(); ++o)
-    if (!r.outputs[o].omitted)
-      present = o + 1;
-  if (present != count)
-    return l.fail(r.opType + " with " + std::to_string(present) +
-                  " outputs is not supported (" + std::to_string(count) +
-                  " expected)");
-  return true;
-}
-
-bool checkInputs(Lowering &l, size_t least, size_t most) {
-  const KernelRequest &r = l.request();
-  if (r.inputs.size() < least || r.inputs.size() > most)
-    return l.fail(r.opType + " takes " + std::to_string(least) + " to " +
-                  std::to_string(most) + " inputs, not " +
-                  std::to_string(r.inputs.size()));
-  for (size_t i = 0; i < least; ++i)
-    if (r.inputs[i].omitted)
-      return l.fail("input " + std::to_string(i) + " is required");
-  return true;
-}
-
 //===----------------------------------------------------------------------===//
 // Data movement: Identity, Reshape, Flatten, Transpose
 //===----------------------------------------------------------------------===//
@@ -361,19 +326,6 @@ bool checkBroadcast(Lowering &l) {
   }
   return true;
 }
-
-/// An operand of a binary operator: an image or a constant word.
-struct Operand {
-  const PeImage *image = nullptr;
-  Slot fixed;
-
-  Slot at(const std::vector<int64_t> &index) const {
-    if (!image)
-      return fixed;
-    return {image->memory,
-            image->wordOf(broadcastIndex(index, image->form.shape))};
-  }
-};
 
 /// y[i] = op(a[i], b[i]) over the output's elements, with broadcasting;
 /// pairs of elements whose operands are pairs too run as long words.
@@ -641,51 +593,12 @@ bool lowerReduce(Lowering &l) {
   if (!checkOutputs(l, 1) || !checkInputs(l, 1, 2))
     return false;
   const KernelRequest &r = l.request();
-  const DramForm &in = r.inputs[0].form, &out = r.outputs[0].form;
+  const DramForm &in = r.inputs[0].form;
   int64_t rank = int64_t(in.shape.size());
   bool keepDims = r.getInt("keepdims", 1) != 0;
-  bool noop = r.getInt("noop_with_empty_axes", 0) != 0;
-  std::vector<int64_t> axes = r.getInts("axes");
-  if (r.hasInput(1)) {
-    std::optional<std::vector<int64_t>> given = constantInts(r.inputs[1]);
-    if (given) {
-      axes = *given;
-    } else if (elementCount(r.inputs[1].form.shape) == 0) {
-      axes.clear();
-    } else if (keepDims && out.shape.size() == in.shape.size()) {
-      // Not known at compile time, but a kept dimension of extent 1 whose
-      // input is longer can only be reduced; one of extent 1 either way
-      // gives the same values.
-      axes.clear();
-      for (int64_t d = 0; d < rank; ++d)
-        if (out.shape[size_t(d)] == 1 && in.shape[size_t(d)] != 1)
-          axes.push_back(d);
-      if (axes.empty())
-        noop = true;
-    } else {
-      return l.fail("the axes of " + r.opType +
-                    " must be a constant when keepdims is 0");
-    }
-  }
-  std::vector<bool> reduced(size_t(rank), false);
-  if (axes.empty()) {
-    if (!noop)
-      std::fill(reduced.begin(), reduced.end(), true);
-  }
-  for (int64_t axis : axes) {
-    if (axis < -rank || axis >= rank)
-      return l.fail("axis " + std::to_string(axis) + " is out of range");
-    reduced[size_t(axis < 0 ? axis + rank : axis)] = true;
-  }
-  std::vector<int64_t> expected;
-  for (int64_t d = 0; d < rank; ++d)
-    if (!reduced[size_t(d)])
-      expected.push_back(in.shape[size_t(d)]);
-    else if (keepDims)
-      expected.push_back(1);
-  if (expected != out.shape)
-    return l.fail("the output shape " + shapeText(out.shape) +
-                  " is not the reduction's " + shapeText(expected));
+  std::vector<bool> reduced;
+  if (!resolveAxes(l, size_t(1), reduced))
+    return false;
   const PeImage *x = l.placeInput(0, {LM0, LM1});
   const PeImage *y = x ? l.placeOutput(0, {LM1, LM0}) : nullptr;
   if (!y)

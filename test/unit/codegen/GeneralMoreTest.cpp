@@ -12,9 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelHarness.h"
-
-#include "mncc/reference/SimpleContext.h"
+#include "GeneralTestFixture.h"
 
 #include "gtest/gtest.h"
 
@@ -25,41 +23,12 @@
 using namespace mncc;
 using namespace mncc::codegen;
 using namespace mncc::codegen::testing;
+using namespace mncc::codegen::testing::general_tests;
 using reference::Attribute;
 using reference::DType;
 using reference::Tensor;
 
 namespace {
-
-Attribute intAttr(int64_t value) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = value;
-  return a;
-}
-Attribute floatAttr(float value) {
-  Attribute a;
-  a.kind = Attribute::Kind::Float;
-  a.f = value;
-  return a;
-}
-Attribute intsAttr(std::vector<int64_t> values) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(values);
-  return a;
-}
-Attribute stringAttr(std::string value) {
-  Attribute a;
-  a.kind = Attribute::Kind::String;
-  a.s = std::move(value);
-  return a;
-}
-
-Tensor rnd(std::vector<int64_t> shape, uint64_t seed, float low = -1,
-           float high = 1) {
-  return randomTensor(std::move(shape), seed, low, high);
-}
 
 Tensor floats(std::vector<int64_t> shape, std::vector<float> values) {
   return Tensor::fromVector<float>(DType::Float32, std::move(shape),
@@ -156,23 +125,13 @@ bool exactOperator(const std::string &op) {
 }
 
 void runCase(const Case &c) {
-  std::vector<reference::Value> values;
-  for (const Tensor &tensor : c.inputs)
-    values.push_back(reference::Value(tensor));
-  reference::SimpleKernelContext context(c.opType, values, c.outputs);
-  for (size_t i = 0; i < c.omitted.size(); ++i)
-    if (c.omitted[i])
-      context.omitInput(i);
-  for (const auto &[name, value] : c.attributes)
-    context.setAttribute(name, value);
-  reference::Status status = context.run();
-  ASSERT_TRUE(status.ok()) << status.message();
-  std::vector<Tensor> expected;
+  ReferenceRun reference =
+      runReference(c.opType, c.inputs, c.attributes, c.omitted, c.outputs);
+  ASSERT_TRUE(reference.ok) << reference.message;
+  std::vector<Tensor> expected = reference.outputs;
   std::vector<std::vector<int64_t>> shapes;
-  for (size_t o = 0; o < c.outputs; ++o) {
-    expected.push_back(context.outputTensor(o));
-    shapes.push_back(expected.back().shape());
-  }
+  for (const Tensor &output : expected)
+    shapes.push_back(output.shape());
   DeviceType floating = c.half  ? DeviceType::Half
                         : c.dbl ? DeviceType::Double
                                 : DeviceType::Single;

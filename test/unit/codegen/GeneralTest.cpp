@@ -11,9 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelHarness.h"
-
-#include "mncc/reference/SimpleContext.h"
+#include "GeneralTestFixture.h"
 
 #include "gtest/gtest.h"
 
@@ -25,36 +23,12 @@
 using namespace mncc;
 using namespace mncc::codegen;
 using namespace mncc::codegen::testing;
+using namespace mncc::codegen::testing::general_tests;
 using reference::Attribute;
 using reference::DType;
 using reference::Tensor;
 
 namespace {
-
-Attribute intAttr(int64_t value) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = value;
-  return a;
-}
-Attribute floatAttr(float value) {
-  Attribute a;
-  a.kind = Attribute::Kind::Float;
-  a.f = value;
-  return a;
-}
-Attribute intsAttr(std::vector<int64_t> values) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(values);
-  return a;
-}
-Attribute stringAttr(std::string value) {
-  Attribute a;
-  a.kind = Attribute::Kind::String;
-  a.s = std::move(value);
-  return a;
-}
 
 Tensor int64Tensor(std::vector<int64_t> values) {
   int64_t count = int64_t(values.size());
@@ -85,36 +59,14 @@ struct Case {
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
-struct Reference {
-  std::vector<Tensor> outputs;
-  bool ok = false;
-  std::string message;
-};
-
-Reference referenceOf(const Case &c) {
-  std::vector<reference::Value> values;
-  for (const Tensor &tensor : c.inputs)
-    values.push_back(reference::Value(tensor));
-  reference::SimpleKernelContext context(c.opType, values, c.outputs);
-  for (size_t i = 0; i < c.omitted.size(); ++i)
-    if (c.omitted[i])
-      context.omitInput(i);
-  for (const auto &[name, value] : c.attributes)
-    context.setAttribute(name, value);
-  reference::Status status = context.run();
-  Reference result;
-  result.ok = status.ok();
-  result.message = status.message();
-  if (result.ok)
-    for (size_t o = 0; o < c.outputs; ++o)
-      result.outputs.push_back(context.outputTensor(o));
-  return result;
+ReferenceRun referenceOf(const Case &c) {
+  return runReference(c.opType, c.inputs, c.attributes, c.omitted, c.outputs);
 }
 
 /// Runs a case through the general kernel; the output shape is the
 /// reference's.
 void runCase(const Case &c, KernelRun *keep = nullptr) {
-  Reference expected = referenceOf(c);
+  ReferenceRun expected = referenceOf(c);
   ASSERT_TRUE(expected.ok) << expected.message;
   std::vector<bool> constant = c.constant;
   constant.resize(c.inputs.size(), false);
@@ -193,10 +145,6 @@ Tensor integers(std::vector<int64_t> shape, uint64_t seed, int low = -100,
   return tensor;
 }
 
-Tensor rnd(std::vector<int64_t> shape, uint64_t seed, float low = -1,
-           float high = 1) {
-  return randomTensor(std::move(shape), seed, low, high);
-}
 
 class GeneralKernel : public ::testing::TestWithParam<Case> {};
 
@@ -542,7 +490,7 @@ TEST(GeneralKernel, WorksInAnyDramOrder) {
   }
   for (const Ordered &o : cases) {
     SCOPED_TRACE(o.c.name);
-    Reference expected = referenceOf(o.c);
+    ReferenceRun expected = referenceOf(o.c);
     ASSERT_TRUE(expected.ok) << expected.message;
     KernelRequest request =
         makeRequest(o.c.opType, o.c.inputs, {expected.outputs[0].shape()},
