@@ -35,10 +35,13 @@
 #include "ActivationSpread.h"
 #include "GeneralLowering.h"
 #include "Generators.h"
+#include "ResizeSamples.h"
 
 #include "mncc/codegen/Transfer.h"
+#include "mncc/reference/PadSource.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -1116,9 +1119,10 @@ bool reorderSource(const KernelRequest &request, size_t o, SourceFn &source,
     return true;
   }
   if (op == "Pad") {
-    if (request.getString("mode", "constant") != "constant") {
-      whyNot =
-          "Pad's " + request.getString("mode", "") + " mode is not supported";
+    std::string mode = request.getString("mode", "constant");
+    if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+        mode != "wrap") {
+      whyNot = "Pad's " + mode + " mode is not supported";
       return false;
     }
     std::optional<std::vector<int64_t>> pads = constantInts(request, 1);
@@ -1130,7 +1134,7 @@ bool reorderSource(const KernelRequest &request, size_t o, SourceFn &source,
       whyNot = "Pad with axes is not supported";
       return false;
     }
-    if (request.hasInput(2)) {
+    if (request.hasInput(2) && mode == "constant") {
       const reference::Tensor *value = request.inputs[2].constant;
       if (!value || value->numElements() != 1 ||
           value->elementAsDouble(0) != 0) {
@@ -1146,13 +1150,58 @@ bool reorderSource(const KernelRequest &request, size_t o, SourceFn &source,
         return false;
       }
     std::vector<int64_t> inShape = in.shape;
-    source = [begin, inShape](const std::vector<int64_t> &index,
-                              unsigned &input, std::vector<int64_t> &from) {
+    if (mode != "constant" && elementCount(out.shape) != 0)
+      for (size_t d = 0; d < rank; ++d)
+        if (inShape[d] == 0) {
+          whyNot = "Pad's " + mode + " mode needs input elements to repeat";
+          return false;
+        }
+    // Edge, reflect and wrap are index maps with no zeros (pfvm:cpu's
+    // padSource).
+    source = [begin, inShape, mode](const std::vector<int64_t> &index,
+                                    unsigned &input,
+                                    std::vector<int64_t> &from) {
       input = 0;
       from.resize(index.size());
       for (size_t d = 0; d < index.size(); ++d) {
-        from[d] = index[d] - begin[d];
-        if (from[d] < 0 || from[d] >= inShape[d])
+        from[d] = reference::padSource(mode, index[d], begin[d], inShape[d]);
+        if (from[d] < 0)
+          return false;
+      }
+      return true;
+    };
+    return true;
+  }
+  if (op == "Resize") {
+    ResizeSamples samples;
+    if (!resizeSamples(request, samples, whyNot))
+      return false;
+    // A selection along every dimension: one coefficient 1 (or none, an
+    // element outside the input: zero), as nearest mode gives.
+    std::vector<std::vector<int64_t>> pick(rank);
+    for (size_t d = 0; d < rank; ++d)
+      for (const reference::ResizeSample &s : samples.samples[d]) {
+        int64_t chosen = -1;
+        bool selection = !s.outside || samples.options.extrapolation == 0;
+        for (size_t j = 0; j < s.coeff.size() && selection; ++j)
+          if (s.coeff[j] == 1 && chosen < 0)
+            chosen = s.index[j];
+          else if (s.coeff[j] != 0)
+            selection = false;
+        if (!selection) {
+          whyNot =
+              "Resize in " + samples.options.mode + " mode is not an index map";
+          return false;
+        }
+        pick[d].push_back(s.outside ? -1 : chosen);
+      }
+    source = [pick](const std::vector<int64_t> &index, unsigned &input,
+                    std::vector<int64_t> &from) {
+      input = 0;
+      from.resize(index.size());
+      for (size_t d = 0; d < index.size(); ++d) {
+        from[d] = pick[d][size_t(index[d])];
+        if (from[d] < 0)
           return false;
       }
       return true;
@@ -1297,7 +1346,7 @@ public:
                std::string &whyNot) const override {
     const std::string &op = request.opType;
     if (!isGeneralMove(op) && op != "Concat" && op != "Split" &&
-        op != "Slice" && op != "Pad")
+        op != "Slice" && op != "Pad" && op != "Resize")
       return false;
     if (request.inputs.empty() || request.outputs.empty() ||
         request.inputs[0].omitted ||
@@ -1331,9 +1380,9 @@ public:
     return true;
   }
 
-  /// Concat, Split, Slice and Pad of 4-D tensors work in the convolutions'
-  /// order (channels last), so that they need no layout switches between
-  /// convolutions; they take any order.
+  /// Concat, Split, Slice, Pad and Resize of 4-D tensors work in the
+  /// convolutions' order (channels last), so that they need no layout switches
+  /// between convolutions; they take any order.
   std::vector<unsigned> preferredOrder(const KernelRequest &request,
                                        size_t operand) const override {
     const std::string &op = request.opType;
@@ -1372,16 +1421,22 @@ public:
       key += formKey(form);
     key += "->" + formKey(request.outputs[o].form);
     for (const auto &[name, attribute] : request.attributes) {
-      key += name + "=" + std::to_string(attribute.i) + attribute.s;
+      key += name + "=" + std::to_string(attribute.i) + "/" +
+             std::to_string(attribute.f) + attribute.s;
       for (int64_t v : attribute.ints)
         key += "," + std::to_string(v);
       key += ";";
     }
+    // Resize's scales are floats: a key of their integer parts would
+    // give 2.0 and 2.1 one plan.
     for (size_t i = 1; i < request.inputs.size(); ++i)
-      if (request.inputs[i].constant)
-        for (int64_t k = 0; k < request.inputs[i].constant->numElements(); ++k)
-          key += std::to_string(request.inputs[i].constant->elementAsInt64(k)) +
-                 ",";
+      if (const reference::Tensor *constant = request.inputs[i].constant)
+        for (int64_t k = 0; k < constant->numElements(); ++k) {
+          char text[32];
+          std::snprintf(text, sizeof text, "%.17g",
+                        constant->elementAsDouble(k));
+          key += std::to_string(constant->elementAsInt64(k)) + "/" + text + ",";
+        }
     std::lock_guard<std::mutex> lock(CacheMutex);
     auto found = Cache.find(key);
     if (found != Cache.end())

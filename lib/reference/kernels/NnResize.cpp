@@ -13,6 +13,7 @@
 #include "NnUtil.h"
 
 #include "mncc/reference/Broadcast.h"
+#include "mncc/reference/ResizeSampling.h"
 
 #include <cmath>
 #include <functional>
@@ -21,23 +22,6 @@ using namespace mncc::reference;
 using namespace mncc::reference::nn;
 
 namespace {
-
-struct ResizeOptions {
-  std::string mode = "nearest";
-  std::string transform = "half_pixel";
-  std::string nearestMode = "round_prefer_floor";
-  double cubicA = -0.75;
-  bool excludeOutside = false;
-  double extrapolation = 0;
-};
-
-/// One output coordinate of one dimension: outside (tf_crop_and_resize
-/// extrapolation), or neighbour indices (clamped) and coefficients.
-struct Sample {
-  bool outside = false;
-  std::vector<int64_t> index;
-  std::vector<double> coeff;
-};
 
 std::vector<double> coefficients(const ResizeOptions &o, double ratio) {
   if (o.mode == "linear")
@@ -64,9 +48,12 @@ std::vector<double> coefficients(const ResizeOptions &o, double ratio) {
   return {right ? 0.0 : 1.0, right ? 1.0 : 0.0};
 }
 
-Sample sampleAt(const ResizeOptions &o, int64_t x, int64_t in, double scale,
-                double roiStart, double roiEnd) {
-  Sample sample;
+} // namespace
+
+ResizeSample mncc::reference::resizeSampleAt(const ResizeOptions &o, int64_t x,
+                                             int64_t in, double scale,
+                                             double roiStart, double roiEnd) {
+  ResizeSample sample;
   // ONNX's reference uses scale * in (not the rounded output size) here.
   double outWidth = scale * static_cast<double>(in);
   double pos;
@@ -110,19 +97,37 @@ Sample sampleAt(const ResizeOptions &o, int64_t x, int64_t in, double scale,
   return sample;
 }
 
+bool mncc::reference::knownResizeOptions(const ResizeOptions &o,
+                                         std::string &error) {
+  if (o.mode != "nearest" && o.mode != "linear" && o.mode != "cubic") {
+    error = "unknown mode '" + o.mode + "'";
+    return false;
+  }
+  for (const char *known :
+       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+        "tf_crop_and_resize", "tf_half_pixel_for_nn"})
+    if (o.transform == known)
+      return true;
+  error = "unknown coordinate_transformation_mode '" + o.transform + "'";
+  return false;
+}
+
+namespace {
+
 Status resizeCompute(KernelContext &context, const Tensor &x,
                      const ResizeOptions &o, std::vector<double> scales,
                      std::vector<int64_t> outShape,
                      const std::vector<double> &roi) {
   int64_t rank = x.rank();
-  std::vector<std::vector<Sample>> samples(rank);
+  std::vector<std::vector<ResizeSample>> samples(rank);
   for (int64_t d = 0; d < rank; ++d) {
     if (outShape[d] < 0 || (x.shape()[d] == 0 && outShape[d] > 0))
       return opError(context, "cannot resize dimension " + std::to_string(d));
     double start = roi.empty() ? 0 : roi[d];
     double end = roi.empty() ? 1 : roi[rank + d];
     for (int64_t i = 0; i < outShape[d]; ++i)
-      samples[d].push_back(sampleAt(o, i, x.shape()[d], scales[d], start, end));
+      samples[d].push_back(
+          resizeSampleAt(o, i, x.shape()[d], scales[d], start, end));
   }
   Tensor xd = Tensor(DType::Float64, x.shape());
   for (int64_t i = 0; i < x.numElements(); ++i)
@@ -138,7 +143,7 @@ Status resizeCompute(KernelContext &context, const Tensor &x,
                                                       int64_t offset) {
     if (d == rank)
       return in[offset];
-    const Sample &s = samples[d][coord[d]];
+    const ResizeSample &s = samples[d][coord[d]];
     if (s.outside)
       return o.extrapolation;
     double sum = 0;
@@ -174,15 +179,10 @@ bool resizableType(DType dtype) {
 }
 
 Status checkMode(KernelContext &context, const ResizeOptions &o) {
-  if (o.mode != "nearest" && o.mode != "linear" && o.mode != "cubic")
-    return opError(context, "unknown mode '" + o.mode + "'");
-  for (const char *known :
-       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-        "tf_crop_and_resize", "tf_half_pixel_for_nn"})
-    if (o.transform == known)
-      return Status::success();
-  return opError(context, "unknown coordinate_transformation_mode '" +
-                              o.transform + "'");
+  std::string error;
+  if (!knownResizeOptions(o, error))
+    return opError(context, error);
+  return Status::success();
 }
 
 Status resizeKernel(KernelContext &context) {

@@ -10,6 +10,8 @@
 #include "LinalgGemm.h"
 #include "ShapeUtils.h"
 
+#include "mncc/reference/PadSource.h"
+
 using namespace mncc::reference;
 using namespace mncc::reference::shape;
 
@@ -289,9 +291,10 @@ Status sliceKernel(KernelContext &context) {
   return Status::success();
 }
 
-/// Where output index `out` of a padded axis reads (-1: the pad value).
-int64_t padSource(const std::string &mode, int64_t out, int64_t begin,
-                  int64_t dim) {
+} // namespace
+
+int64_t mncc::reference::padSource(const std::string &mode, int64_t out,
+                                   int64_t begin, int64_t dim) {
   int64_t i = out - begin;
   if (i >= 0 && i < dim)
     return i;
@@ -308,6 +311,8 @@ int64_t padSource(const std::string &mode, int64_t out, int64_t begin,
   }
   return -1;
 }
+
+namespace {
 
 Status padKernel(KernelContext &context) {
   const Tensor *data = context.inputTensor(0);
