@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvTransposeShape.h"
 #include "GeneralLowering.h"
 #include "Generators.h"
 #include "ResizeSamples.h"
@@ -111,68 +112,6 @@ bool lowerResize(Lowering &l) {
 // ConvTranspose
 //===----------------------------------------------------------------------===//
 
-/// ConvTranspose's output extent and padding along each spatial axis, as
-/// ONNX (and pfvm:cpu) resolve them.
-struct Scatter {
-  std::vector<int64_t> in, out, kernel, stride, dilation, padBegin;
-};
-
-bool resolveScatter(Lowering &l, const std::vector<int64_t> &xs,
-                    const std::vector<int64_t> &ws, Scatter &s) {
-  const KernelRequest &r = l.request();
-  size_t rank = xs.size() - 2;
-  s.in.assign(xs.begin() + 2, xs.end());
-  s.kernel.assign(ws.begin() + 2, ws.end());
-  if (r.getInts("kernel_shape", s.kernel) != s.kernel)
-    return l.fail("ConvTranspose's kernel_shape differs from W's");
-  s.stride = r.getInts("strides", std::vector<int64_t>(rank, 1));
-  s.dilation = r.getInts("dilations", std::vector<int64_t>(rank, 1));
-  std::vector<int64_t> pads =
-      r.getInts("pads", std::vector<int64_t>(2 * rank, 0));
-  std::vector<int64_t> outputPadding =
-      r.getInts("output_padding", std::vector<int64_t>(rank, 0));
-  std::vector<int64_t> outputShape = r.getInts("output_shape");
-  std::string autoPad = r.getString("auto_pad", "NOTSET");
-  if (outputShape.size() == rank + 2)
-    outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
-  if (s.stride.size() != rank || s.dilation.size() != rank ||
-      pads.size() != 2 * rank || outputPadding.size() != rank ||
-      (!outputShape.empty() && outputShape.size() != rank))
-    return l.fail("ConvTranspose's strides, dilations, pads, "
-                  "output_padding or output_shape do not match its rank");
-  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" &&
-      autoPad != "SAME_LOWER" && autoPad != "VALID" && !autoPad.empty())
-    return l.fail("ConvTranspose's auto_pad '" + autoPad + "' is unknown");
-  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
-  s.out.resize(rank);
-  s.padBegin.assign(rank, 0);
-  for (size_t d = 0; d < rank; ++d) {
-    if (s.stride[d] < 1 || s.dilation[d] < 1)
-      return l.fail("ConvTranspose's strides and dilations must be positive");
-    int64_t natural = s.stride[d] * (s.in[d] - 1) + outputPadding[d] +
-                      (s.kernel[d] - 1) * s.dilation[d] + 1;
-    if (!outputShape.empty() || same) {
-      int64_t target =
-          !outputShape.empty() ? outputShape[d] : s.in[d] * s.stride[d];
-      int64_t total = natural - target;
-      // ONNX's floor division: SAME_UPPER keeps the odd unit at the end.
-      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      s.padBegin[d] = autoPad == "SAME_UPPER" ? half : total - half;
-      s.out[d] = target;
-    } else {
-      int64_t padEnd = 0;
-      if (autoPad != "VALID") {
-        s.padBegin[d] = pads[d];
-        padEnd = pads[d + rank];
-      }
-      s.out[d] = natural - s.padBegin[d] - padEnd;
-    }
-    if (s.out[d] < 0)
-      return l.fail("ConvTranspose's output would have a negative size");
-  }
-  return true;
-}
-
 bool lowerConvTranspose(Lowering &l) {
   const KernelRequest &r = l.request();
   if (r.inputs.size() < 2 || r.inputs.size() > 3 || r.outputs.size() != 1 ||
@@ -192,8 +131,9 @@ bool lowerConvTranspose(Lowering &l) {
   int64_t perGroupOut = ws[1], filters = perGroupOut * group,
           perGroupIn = channels / group;
   Scatter s;
-  if (!resolveScatter(l, xs, ws, s))
-    return false;
+  std::string whyNot;
+  if (!resolveScatter(r, xs, ws, s, whyNot))
+    return l.fail(whyNot);
   std::vector<int64_t> expected = {xs[0], filters};
   expected.insert(expected.end(), s.out.begin(), s.out.end());
   if (expected != ys)
@@ -243,8 +183,6 @@ bool lowerConvTranspose(Lowering &l) {
   forEachIndex(ys, [&](const std::vector<int64_t> &index) {
     int64_t batch = index[0], filter = index[1];
     int64_t g = filter / perGroupOut, m = filter % perGroupOut;
-    // Input position i and tap k reach output o when
-    // o = i * stride - padBegin + k * dilation.
     std::vector<std::pair<Slot, Slot>> taps;
     std::vector<int64_t> xi(2 + rank), wi(2 + rank);
     xi[0] = batch;
@@ -253,12 +191,9 @@ bool lowerConvTranspose(Lowering &l) {
       xi[1] = wi[0] = g * perGroupIn + c;
       forEachIndex(s.kernel, [&](const std::vector<int64_t> &tap) {
         for (size_t d = 0; d < rank; ++d) {
-          int64_t scaled =
-              index[2 + d] + s.padBegin[d] - tap[d] * s.dilation[d];
-          if (scaled < 0 || scaled % s.stride[d] ||
-              scaled / s.stride[d] >= s.in[d])
+          xi[2 + d] = s.source(d, index[2 + d], tap[d]);
+          if (xi[2 + d] < 0)
             return;
-          xi[2 + d] = scaled / s.stride[d];
           wi[2 + d] = tap[d];
         }
         taps.push_back({at(*x, xi), at(*w, wi)});
