@@ -296,5 +296,10 @@ std::unique_ptr<KernelGenerator> createConvTransposeGenerator() {
 
 } // namespace
 
-// With the conv kernel, ahead of the resample kernel's one-PE form.
-MNCC_KERNEL_GENERATOR(ConvTranspose, 200, createConvTransposeGenerator);
+// Below the resample kernel (10): a ConvTranspose that fits one PE is
+// computed there with single-precision multiply-adds, where the matrix
+// unit's pseudo-single products (docs/target/mncore2.md) miss ONNX's
+// relative tolerance on outputs that nearly cancel
+// (pytorch-converted/test_ConvTranspose2d_no_bias); the larger ones come
+// here.
+MNCC_KERNEL_GENERATOR(ConvTranspose, 5, createConvTransposeGenerator);
