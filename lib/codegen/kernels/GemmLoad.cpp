@@ -33,37 +33,54 @@ struct Range {
 /// Where every quad of a section of a unit lands: the ranges, and per slot
 /// its position in the section's L2BM image (long words from the section's
 /// start) and its valid elements.
+struct SlotPlace {
+  int64_t slot = 0;
+  /// Long words from the section's start.
+  int64_t l2bm = 0;
+  int valid = 0;
+  /// The range holding the quad.
+  size_t range = 0;
+};
 struct Layout {
   std::vector<Range> ranges;
-  std::map<int64_t, std::pair<int64_t, int>> slots;
+  /// Sorted by slot, one entry per slot: the planners compare thousands of
+  /// layouts per convolution, so lookups are binary searches over a vector.
+  std::vector<SlotPlace> slots;
   std::vector<int64_t> zeroSlots;
   int64_t longWords = 0;
 };
+
+const SlotPlace *findSlot(const Layout &layout, int64_t slot) {
+  auto it = std::lower_bound(
+      layout.slots.begin(), layout.slots.end(), slot,
+      [](const SlotPlace &p, int64_t s) { return p.slot < s; });
+  return it != layout.slots.end() && it->slot == slot ? &*it : nullptr;
+}
 
 /// Units of 64 long words a range may skip and still be one transfer: the
 /// skipped units cost 3 cycles each on the DRAM, a new transfer an MV slot
 /// (16 cycles).
 constexpr int64_t kMergeGapUnits = 4;
 
-/// The layout of the quads of `unit` with the given L1B (-1: shared).
-Layout layoutOf(const LoadUnit &unit, int l1b) {
+/// The layout of `quads`, the quads of a unit with one L1B (or shared).
+Layout layoutOf(const std::vector<const ImageQuad *> &section) {
   Layout layout;
   std::vector<const ImageQuad *> quads;
-  for (const ImageQuad &q : unit.quads) {
-    if (q.l1b != l1b)
-      continue;
-    if (q.group == ImageQuad::kZeroQuad)
-      layout.zeroSlots.push_back(q.slot);
-    else if (q.group >= 0)
-      quads.push_back(&q);
+  for (const ImageQuad *q : section) {
+    if (q->group == ImageQuad::kZeroQuad)
+      layout.zeroSlots.push_back(q->slot);
+    else if (q->group >= 0)
+      quads.push_back(q);
   }
-  std::sort(quads.begin(), quads.end(),
-            [](const ImageQuad *a, const ImageQuad *b) {
-              if (a->tensor != b->tensor)
-                return a->tensor < b->tensor;
-              return a->group != b->group ? a->group < b->group
-                                          : a->address < b->address;
-            });
+  auto byPlace = [](const ImageQuad *a, const ImageQuad *b) {
+    if (a->tensor != b->tensor)
+      return a->tensor < b->tensor;
+    return a->group != b->group ? a->group < b->group
+                                : a->address < b->address;
+  };
+  // The engines list most units' quads in this order already.
+  if (!std::is_sorted(quads.begin(), quads.end(), byPlace))
+    std::sort(quads.begin(), quads.end(), byPlace);
   for (const ImageQuad *q : quads) {
     int64_t unitStart = q->address / kMvUnitLongWords * kMvUnitLongWords;
     int64_t unitEnd = roundUp(q->address + kQuadLongWords, kMvUnitLongWords);
@@ -84,8 +101,23 @@ Layout layoutOf(const LoadUnit &unit, int l1b) {
     int64_t end = std::max(r.start + r.longWords, unitEnd);
     layout.longWords += end - (r.start + r.longWords);
     r.longWords = end - r.start;
-    layout.slots[q->slot] = {r.l2bm + (q->address - r.start), q->valid};
+    layout.slots.push_back({q->slot, r.l2bm + (q->address - r.start),
+                            q->valid, layout.ranges.size() - 1});
   }
+  // One entry per slot, the last quad's as a map assignment would keep.
+  auto bySlot = [](const SlotPlace &a, const SlotPlace &b) {
+    return a.slot < b.slot;
+  };
+  if (!std::is_sorted(layout.slots.begin(), layout.slots.end(), bySlot))
+    std::stable_sort(layout.slots.begin(), layout.slots.end(), bySlot);
+  size_t kept = 0;
+  for (size_t i = 0; i < layout.slots.size(); ++i) {
+    if (i + 1 < layout.slots.size() &&
+        layout.slots[i + 1].slot == layout.slots[i].slot)
+      continue;
+    layout.slots[kept++] = layout.slots[i];
+  }
+  layout.slots.resize(kept);
   std::sort(layout.zeroSlots.begin(), layout.zeroSlots.end());
   return layout;
 }
@@ -104,17 +136,17 @@ bool match(const Layout &ref, const Layout &x, std::vector<int64_t> &shift,
     return false;
   shift.assign(x.ranges.size(), 0);
   std::vector<bool> known(x.ranges.size(), false);
-  for (const auto &[slot, where] : x.slots) {
-    auto it = ref.slots.find(slot);
-    if (it == ref.slots.end() || it->second.second != where.second)
+  // Both slot lists are sorted: walk them together.
+  auto it = ref.slots.begin();
+  for (const SlotPlace &where : x.slots) {
+    while (it != ref.slots.end() && it->slot < where.slot)
+      ++it;
+    if (it == ref.slots.end() || it->slot != where.slot ||
+        it->valid != where.valid)
       return false;
-    // The range of x holding the quad.
-    size_t i = 0;
-    while (i + 1 < x.ranges.size() &&
-           where.first >= x.ranges[i + 1].l2bm)
-      ++i;
-    int64_t delta = it->second.first - ref.ranges[i].l2bm -
-                    (where.first - x.ranges[i].l2bm);
+    size_t i = where.range;
+    int64_t delta =
+        it->l2bm - ref.ranges[i].l2bm - (where.l2bm - x.ranges[i].l2bm);
     if (!known[i])
       shift[i] = delta;
     known[i] = true;
@@ -128,7 +160,7 @@ bool match(const Layout &ref, const Layout &x, std::vector<int64_t> &shift,
   }
   masked.clear();
   for (int64_t z : x.zeroSlots)
-    if (ref.slots.count(z))
+    if (findSlot(ref, z))
       masked.push_back(z);
   return true;
 }
@@ -149,12 +181,22 @@ struct Sections {
 
 Sections sectionsOf(const LoadUnit &unit) {
   Sections s;
-  s.shared = layoutOf(unit, -1);
-  for (const ImageQuad &q : unit.quads)
-    s.distinct |= q.l1b >= 0;
+  std::vector<const ImageQuad *> shared;
+  std::array<std::vector<const ImageQuad *>, 8> perL1b;
+  for (const ImageQuad &q : unit.quads) {
+    if (q.l1b < 0) {
+      if (q.l1b == -1)
+        shared.push_back(&q);
+      continue;
+    }
+    s.distinct = true;
+    if (q.l1b < 8)
+      perL1b[size_t(q.l1b)].push_back(&q);
+  }
+  s.shared = layoutOf(shared);
   if (s.distinct)
     for (int k = 0; k < 8; ++k)
-      s.l1b[size_t(k)] = layoutOf(unit, k);
+      s.l1b[size_t(k)] = layoutOf(perL1b[size_t(k)]);
   return s;
 }
 
@@ -208,7 +250,7 @@ bool referenceOf(const std::vector<Sections> &all,
       for (unsigned k = 0; k < 8; ++k)
         zeroAt[z] |= place(k);
     for (int64_t z : s.shared.zeroSlots)
-      if (!ref.shared.slots.count(z))
+      if (!findSlot(ref.shared, z))
         sharedZeros.insert(z);
     if (!s.distinct)
       continue;
@@ -219,7 +261,7 @@ bool referenceOf(const std::vector<Sections> &all,
       for (int64_t z : masked)
         zeroAt[z] |= place(k);
       for (int64_t z : l.zeroSlots)
-        if (!ref.l1b.slots.count(z))
+        if (!findSlot(ref.l1b, z))
           l1bZeros.insert(z);
     }
   }
@@ -417,8 +459,8 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
                      bool perL1b) -> bool {
     // Which slots each quad position of the section feeds.
     std::map<int64_t, std::vector<std::pair<int64_t, int>>> feeds;
-    for (const auto &[slot, where] : l.slots)
-      feeds[where.first / kQuadLongWords].push_back({slot, where.second});
+    for (const SlotPlace &where : l.slots)
+      feeds[where.l2bm / kQuadLongWords].push_back({where.slot, where.valid});
     int perLw = unit.perLongWord;
     for (int64_t first = 0; first < l.longWords; first += piece) {
       Job job;

@@ -32,6 +32,7 @@
 #include "MathLib.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <set>
@@ -264,15 +265,151 @@ bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
       return false;
     }
   }
-  int64_t pdm = roundUp(x.groupLongWords(), kSlot) +
-                roundUp(y.groupLongWords(), kSlot) + 8 * kSlot +
-                kSlot * (g.kh * g.kw + 2);
-  if (pdm > kPdmLongWords) {
-    whyNot = "X and Y are over a PDM per group";
-    return false;
-  }
   (void)sameForm;
   return true;
+}
+
+/// A work unit: (image, output row, segment) x channel group.
+struct Unit {
+  int64_t n, oh, ow0, cg;
+};
+
+/// Rounds [firstRound, lastRound) whose X rows lie in the PDM together:
+/// per group, local rows [lo, hi) of X's block.
+struct Pass {
+  size_t firstRound = 0, lastRound = 0;
+  std::array<int64_t, kDramGroups> lo{}, hi{};
+};
+
+/// How the units run: X's block whole in the PDM when it fits beside Y's
+/// (one pass), else in bands of rows, one per pass, that a run of rounds
+/// reads (a batch's first pools: ResNet's at batch 8 read 401408 long
+/// words an image).
+struct Plan {
+  bool byGroup = false;
+  std::vector<Unit> units;
+  int64_t perRound = 0;
+  bool wholeX = true;
+  std::vector<Pass> passes;
+  /// PDM long words for X: its block, or the largest band.
+  int64_t xLongWords = 0;
+};
+
+bool planUnits(const Geometry &g, const DramForm &x, const DramForm &y,
+               Plan &plan, std::string &whyNot) {
+  int64_t segments = ceilDiv(g.ow, g.tileOutputs);
+  // Every group holding the same number of whole images (of X and of Y):
+  // the four groups run the same units on their own images, and one MV
+  // statement without a group serves all four (P5).
+  plan.byGroup = x.groups == kDramGroups && y.groups == kDramGroups &&
+                 g.n % kDramGroups == 0 &&
+                 x.rowsPerGroup() == g.n / kDramGroups * g.h * g.w &&
+                 y.rowsPerGroup() == g.n / kDramGroups * g.oh * g.ow &&
+                 g.channelGroups <= kUnitsPerRound / kDramGroups;
+  int64_t images = plan.byGroup ? g.n / kDramGroups : g.n;
+  plan.units.clear();
+  for (int64_t n = 0; n < images; ++n)
+    for (int64_t oh = 0; oh < g.oh; ++oh)
+      for (int64_t s = 0; s < segments; ++s)
+        for (int64_t cg = 0; cg < g.channelGroups; ++cg)
+          plan.units.push_back({n, oh, s * g.tileOutputs, cg});
+  int64_t slots = plan.byGroup ? kUnitsPerRound / kDramGroups : kUnitsPerRound;
+  plan.perRound = slots / g.channelGroups * g.channelGroups;
+
+  int64_t fixed = roundUp(y.groupLongWords(), kSlot) + 8 * kSlot +
+                  kSlot * (g.kh * g.kw + 2);
+  size_t rounds = ceilDiv(plan.units.size(), size_t(plan.perRound));
+  plan.passes.clear();
+  if (roundUp(x.groupLongWords(), kSlot) + fixed <= kPdmLongWords) {
+    plan.wholeX = true;
+    plan.xLongWords = roundUp(x.groupLongWords(), kSlot);
+    Pass all;
+    all.lastRound = rounds;
+    plan.passes.push_back(all);
+    return true;
+  }
+  plan.wholeX = false;
+  // The band a pass may load: what the PDM holds beside Y's block and the
+  // tables, less a slot that a row's last channel group reads past it.
+  int64_t capacity = (kPdmLongWords - fixed) / kSlot * kSlot - kSlot;
+  const int64_t R = g.rowLongWords;
+  int64_t xRowsPerGroup = x.rowsPerGroup();
+  auto bandWords = [&](int64_t lo, int64_t hi) {
+    return hi > lo ? roundUp((hi - lo) * R, kSlot) : 0;
+  };
+  plan.xLongWords = 0;
+  Pass pass;
+  pass.lo.fill(std::numeric_limits<int64_t>::max());
+  pass.hi.fill(0);
+  for (size_t round = 0; round < rounds; ++round) {
+    Pass grown = pass;
+    size_t first = round * size_t(plan.perRound);
+    size_t last = std::min(plan.units.size(), first + size_t(plan.perRound));
+    for (size_t u = first; u < last; ++u) {
+      const Unit &unit = plan.units[u];
+      int64_t ih0 = 0, ih1 = g.h - 1, iw0 = 0, iw1 = g.w - 1;
+      if (!g.global) {
+        ih0 = std::max<int64_t>(0, unit.oh * g.sh - g.padTop);
+        ih1 = std::min(g.h - 1, unit.oh * g.sh - g.padTop + g.tileRows - 1);
+        iw0 = std::max<int64_t>(0, unit.ow0 * g.sw - g.padLeft);
+        iw1 = std::min(g.w - 1, unit.ow0 * g.sw - g.padLeft + g.tileCols - 1);
+        if (ih0 > ih1 || iw0 > iw1)
+          continue;
+      }
+      int64_t r0 = (unit.n * g.h + ih0) * g.w + iw0;
+      int64_t r1 = (unit.n * g.h + ih1) * g.w + iw1;
+      for (int64_t r = r0; r <= r1;) {
+        int64_t group = r / xRowsPerGroup;
+        int64_t end = std::min(r1, (group + 1) * xRowsPerGroup - 1);
+        size_t gi = plan.byGroup ? 0 : size_t(group);
+        grown.lo[gi] = std::min(grown.lo[gi], r % xRowsPerGroup);
+        grown.hi[gi] = std::max(grown.hi[gi], end % xRowsPerGroup + 1);
+        r = end + 1;
+      }
+    }
+    bool fits = true;
+    for (size_t gi = 0; gi < kDramGroups; ++gi)
+      fits = fits && bandWords(grown.lo[gi], grown.hi[gi]) <= capacity;
+    if (!fits && round > pass.firstRound) {
+      // Close the pass before this round and start a new one with it.
+      pass.lastRound = round;
+      plan.passes.push_back(pass);
+      Pass next;
+      next.firstRound = round;
+      next.lo.fill(std::numeric_limits<int64_t>::max());
+      next.hi.fill(0);
+      pass = next;
+      --round;
+      continue;
+    }
+    if (!fits) {
+      whyNot = "the input rows of one round of units are over a PDM per "
+               "group beside Y";
+      return false;
+    }
+    pass = grown;
+  }
+  pass.lastRound = rounds;
+  plan.passes.push_back(pass);
+  for (const Pass &p : plan.passes)
+    for (size_t gi = 0; gi < kDramGroups; ++gi)
+      plan.xLongWords =
+          std::max(plan.xLongWords, bandWords(p.lo[gi], p.hi[gi]) + kSlot);
+  return true;
+}
+
+bool resolvePlan(const KernelRequest &request, Geometry &g, Plan &plan,
+                 std::string &whyNot) {
+  if (!resolve(request, g, whyNot))
+    return false;
+  const DramForm &y = request.outputs[0].form;
+  if (roundUp(y.groupLongWords(), kSlot) + 8 * kSlot +
+          kSlot * (g.kh * g.kw + 2) + 2 * kSlot >
+      kPdmLongWords) {
+    whyNot = "Y is over a PDM per group";
+    return false;
+  }
+  return planUnits(g, request.inputs[0].form, y, plan, whyNot);
 }
 
 /// MV transfers issued together and waited for together.
@@ -316,7 +453,8 @@ public:
         op != "GlobalMaxPool")
       return false;
     Geometry g;
-    return resolve(withPreferredOrders(request, *this), g, whyNot);
+    Plan plan;
+    return resolvePlan(withPreferredOrders(request, *this), g, plan, whyNot);
   }
 
   std::vector<unsigned> preferredOrder(const KernelRequest &request,
@@ -441,15 +579,16 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
                          KernelDescription &description,
                          std::string &error) const {
   Geometry g;
-  if (!resolve(request, g, error))
+  Plan plan;
+  if (!resolvePlan(request, g, plan, error))
     return false;
   const DramForm &x = request.inputs[0].form;
   const DramForm &y = request.outputs[0].form;
   const int64_t R = g.rowLongWords;
-  // PDM of every group: X's block, Y's block (and a slot for the tail of
-  // its last row), the neutral slot, the divisor rows.
+  // PDM of every group: X's block or band, Y's block (and a slot for the
+  // tail of its last row), the neutral slot, the divisor rows.
   const int64_t pdmX = 0;
-  const int64_t pdmY = roundUp(x.groupLongWords(), kSlot);
+  const int64_t pdmY = plan.xLongWords;
   const int64_t pdmNeutral = pdmY + roundUp(y.groupLongWords(), kSlot) + kSlot;
   const int64_t pdmDivisors = pdmNeutral + kSlot;
 
@@ -495,15 +634,29 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
       for (int64_t ow = 0; ow < g.ow; ++ow)
         divisorOf(oh, ow);
 
-  // X's block into the PDM, the constant slots beside it.
-  {
+  // X's block (or its first band) into the PDM, the constant slots
+  // beside it.
+  auto loadX = [&](const Pass &pass) {
     MvBatch mv(out);
     bool one = x.groups == 1;
-    mv.move("$d" + std::to_string(x.base) + (one ? "@0" : ""),
-            "$p" + std::to_string(pdmX) + (one ? "@0" : ""),
-            x.groupLongWords());
+    if (plan.wholeX) {
+      mv.move("$d" + std::to_string(x.base) + (one ? "@0" : ""),
+              "$p" + std::to_string(pdmX) + (one ? "@0" : ""),
+              x.groupLongWords());
+    } else {
+      for (unsigned group = 0; group < kDramGroups; ++group) {
+        int64_t lo = pass.lo[group], hi = pass.hi[group];
+        if (hi <= lo)
+          continue;
+        std::string at = plan.byGroup ? "" : "@" + std::to_string(group);
+        mv.move("$d" + std::to_string(x.base + lo * R) + at,
+                "$p" + std::to_string(pdmX) + at,
+                roundUp((hi - lo) * R, kSlot));
+      }
+    }
     mv.waitAll();
-  }
+  };
+  loadX(plan.passes.front());
   // The neutral slot: -inf or 0.
   std::vector<uint64_t> tables = {
       g.isMax ? g.format.splat(-std::numeric_limits<double>::infinity()) : 0};
@@ -512,29 +665,14 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
 
   // Units: (image, output row, segment) x channel group, channel group
   // fastest; a round holds whole segments.
-  struct Unit {
-    int64_t n, oh, ow0, cg;
-  };
-  std::vector<Unit> units;
-  int64_t segments = ceilDiv(g.ow, g.tileOutputs);
-  // Every group holding the same number of whole images (of X and of Y):
-  // the four groups run the same units on their own images, and one MV
-  // statement without a group serves all four (P5).
-  bool byGroup = x.groups == kDramGroups && y.groups == kDramGroups &&
-                 g.n % kDramGroups == 0 &&
-                 x.rowsPerGroup() == g.n / kDramGroups * g.h * g.w &&
-                 y.rowsPerGroup() == g.n / kDramGroups * g.oh * g.ow &&
-                 g.channelGroups <= kUnitsPerRound / kDramGroups;
-  int64_t images = byGroup ? g.n / kDramGroups : g.n;
+  const std::vector<Unit> &units = plan.units;
+  const bool byGroup = plan.byGroup;
+  const int64_t perRound = plan.perRound;
   if (byGroup)
     description.variant += ", the four groups together";
-  for (int64_t n = 0; n < images; ++n)
-    for (int64_t oh = 0; oh < g.oh; ++oh)
-      for (int64_t s = 0; s < segments; ++s)
-        for (int64_t cg = 0; cg < g.channelGroups; ++cg)
-          units.push_back({n, oh, s * g.tileOutputs, cg});
-  int64_t slots = byGroup ? kUnitsPerRound / kDramGroups : kUnitsPerRound;
-  int64_t perRound = slots / g.channelGroups * g.channelGroups;
+  if (!plan.wholeX)
+    description.variant +=
+        ", X in " + std::to_string(plan.passes.size()) + " bands";
   // PDM and L2BM operands: of one group, or (byGroup) of every group.
   auto pdmOf = [&](int64_t address, unsigned group) {
     return byGroup ? "$p" + std::to_string(address) : pdm(address, group);
@@ -552,8 +690,15 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
   int64_t inputs = g.global ? g.h * g.w : g.tileRows * g.tileCols;
   int64_t chunk = g.global ? kMaxTileInputs : roundUp(inputs, 4);
 
+  size_t pass = 0;
   for (size_t first = 0; first < units.size(); first += size_t(perRound)) {
     size_t last = std::min(units.size(), first + size_t(perRound));
+    size_t round = first / size_t(perRound);
+    if (round >= plan.passes[pass].lastRound) {
+      ++pass;
+      loadX(plan.passes[pass]);
+    }
+    const Pass &band = plan.passes[pass];
     out.comment("pool units " + std::to_string(first) + " to " +
                 std::to_string(last - 1));
     // Input positions of each unit, chunk by chunk (one chunk unless
@@ -582,8 +727,12 @@ bool PoolGenerator::emit(const KernelRequest &request, VsmWriter &out,
           std::string from;
           if (inside) {
             int64_t r = xRow(unit.n, ih, iw);
-            from = pdmOf(pdmX + (r % xRowsPerGroup) * R + kSlot * unit.cg,
-                         unsigned(r / xRowsPerGroup));
+            int64_t rowGroup = r / xRowsPerGroup;
+            int64_t local = r % xRowsPerGroup;
+            if (!plan.wholeX)
+              local -= band.lo[byGroup ? 0 : size_t(rowGroup)];
+            from = pdmOf(pdmX + local * R + kSlot * unit.cg,
+                         unsigned(rowGroup));
           } else {
             from = pdmOf(pdmNeutral, group);
           }

@@ -37,6 +37,8 @@ struct Case {
   bool countIncludePad = false;
   /// The tensors' format (float_dtype=half, float, double).
   DeviceType type = DeviceType::Single;
+  /// A part the kernel's variant must name (how it ran), if any.
+  std::string variantHas = "";
 };
 
 /// Float32 values rounded to the device's half and back (DeviceType.h).
@@ -127,6 +129,8 @@ TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
                         run, error))
       << error;
   EXPECT_EQ(run.description.generator, "pool");
+  EXPECT_NE(run.description.variant.find(c.variantHas), std::string::npos)
+      << run.description.variant;
   std::printf("%s: %llu cycles, %llu MV statements\n", c.name.c_str(),
               (unsigned long long)run.stats.Cycles,
               (unsigned long long)run.stats.MvStatements);
@@ -310,6 +314,15 @@ std::vector<Case> poolCases() {
            {},
            false,
            DeviceType::Half},
+      // X over a PDM per group beside Y: in bands of rows. ResNet's first
+      // pool at batch 8 (the four groups together), and one image of 64
+      // channel long words in one group's DRAM.
+      Case{"resnet_b8_maxpool_bands", "MaxPool", {8, 64, 112, 112}, {3, 3},
+           {2, 2}, {1, 1, 1, 1}, "", false, {}, false, DeviceType::Single,
+           "the four groups together, X in"},
+      Case{"wide_image_maxpool_bands", "MaxPool", {1, 128, 112, 112},
+           {3, 3}, {2, 2}, {1, 1, 1, 1}, "", false, {}, false,
+           DeviceType::Single, "bands"},
       Case{"globalmaxpool_half",
            "GlobalMaxPool",
            {1, 3, 5, 5},
