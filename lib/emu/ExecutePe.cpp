@@ -26,10 +26,10 @@ unsigned widthWords(Width width) { return unsigned(width); }
 
 /// Whether every PE accesses the same word address: then an access is whole
 /// rows of the structure-of-arrays memory, which plain loops vectorise.
-bool sameForAllPes(const uint32_t *addresses) {
+bool sameForAllPes(const uint32_t *addresses, PeRange range) {
   uint32_t differs = 0;
-  for (unsigned pe = 0; pe < NumPes; ++pe)
-    differs |= addresses[pe] ^ addresses[0];
+  for (unsigned pe = range.Begin; pe < range.End; ++pe)
+    differs |= addresses[pe] ^ addresses[range.Begin];
   return differs == 0;
 }
 
@@ -86,10 +86,10 @@ int64_t signExtend(uint64_t value, unsigned bits) {
 /// do not work on double long words keep the first input's low long word).
 template <typename Fn>
 void forEachLane(unsigned bits, const WideLanes &x, const WideLanes *y,
-                 WideLanes &out, uint8_t *flags, Fn fn) {
+                 WideLanes &out, uint8_t *flags, PeRange range, Fn fn) {
   unsigned lanes = 64 / bits;
   uint64_t mask = laneMask(bits);
-  for (unsigned pe = 0; pe < NumPes; ++pe) {
+  for (unsigned pe = range.Begin; pe < range.End; ++pe) {
     uint64_t result = 0;
     uint8_t flag = 0;
     for (unsigned lane = 0; lane < lanes; ++lane) {
@@ -106,6 +106,15 @@ void forEachLane(unsigned bits, const WideLanes &x, const WideLanes *y,
     out.Low[pe] = x.Low[pe];
     flags[pe] = flag;
   }
+}
+
+/// Copies the long words of the PEs of range into out.
+void copyLanes(const uint64_t *high, const uint64_t *low, WideLanes &out,
+               PeRange range) {
+  std::memcpy(out.High + range.Begin, high + range.Begin,
+              range.size() * sizeof *high);
+  std::memcpy(out.Low + range.Begin, low + range.Begin,
+              range.size() * sizeof *low);
 }
 
 /// Floating point ALU operations, per format.
@@ -260,8 +269,8 @@ void insertTop(uint64_t &high, uint64_t &low, unsigned offset, unsigned width,
 /// 128 bits as four singles, rounded to four halves in the most
 /// significant long word; the least significant long word becomes 0. `in`
 /// and `out` may be the same.
-void reduceSinglesToHalves(const WideLanes &in, WideLanes &out) {
-  for (unsigned pe = 0; pe < NumPes; ++pe) {
+void reduceSinglesToHalves(const WideLanes &in, WideLanes &out, PeRange range) {
+  for (unsigned pe = range.Begin; pe < range.End; ++pe) {
     uint64_t h = 0;
     for (unsigned j = 0; j < 4; ++j)
       h |= uint64_t(singleToHalf(
@@ -292,12 +301,12 @@ uint64_t mauElement(const Operand &op, const WideLanes &value, unsigned pe,
 
 template <typename In, typename Acc, typename Out>
 void mauKernel(const Expression &expr, const WideLanes *const *sources,
-               WideLanes &result, uint8_t *flags, unsigned lanes, Fmt in,
-               Fmt acc, Fmt out) {
+               WideLanes &result, uint8_t *flags, PeRange range, unsigned lanes,
+               Fmt in, Fmt acc, Fmt out) {
   using InS = typename In::Storage;
   using AccS = typename Acc::Storage;
   unsigned outBits = fmtBits(out);
-  for (unsigned pe = 0; pe < NumPes; ++pe) {
+  for (unsigned pe = range.Begin; pe < range.End; ++pe) {
     uint64_t high = 0, low = 0;
     uint8_t flag = 0;
     unsigned subpe = pe % PesPerMab;
@@ -367,7 +376,7 @@ void expandMask(uint8_t bits, bool doubleLong, uint64_t &high, uint64_t &low) {
 } // namespace
 
 void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
-                                   uint32_t *addresses) const {
+                                   uint32_t *addresses, PeRange range) const {
   unsigned width = widthWords(op.Size);
   uint32_t base =
       op.Flat ? op.Address[cycle] : op.Address[0] + op.Stride * cycle;
@@ -383,7 +392,7 @@ void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
   // LM0 address (manual 3.3.3): BAR + T[c] + ADDR + stride*c + (WL if
   // j<madpe> and PE <= madpe), wrapped, then aligned down. The stride is
   // in words (decision S22).
-  for (unsigned pe = 0; pe < NumPes; ++pe) {
+  for (unsigned pe = range.Begin; pe < range.End; ++pe) {
     uint32_t address = base;
     if (bar)
       address += bar[pe];
@@ -396,7 +405,7 @@ void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
 }
 
 void Machine::readOperand(const Operand &op, unsigned cycle,
-                          const Expression &expr, WideLanes &out,
+                          const Expression &expr, WideLanes &out, PeRange range,
                           bool highOnly) const {
   switch (op.Where) {
   case Space::LM0:
@@ -406,26 +415,26 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
     // On the stack: a thread_local array in a shared library costs a
     // __tls_get_addr call per access in these per-PE loops.
     uint32_t addresses[NumPes];
-    computeWordAddresses(op, cycle, addresses);
+    computeWordAddresses(op, cycle, addresses, range);
     const uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
-    if (sameForAllPes(addresses)) {
+    if (sameForAllPes(addresses, range)) {
       // Rows a .. a + width - 1 of the memory, word 0 most significant.
-      const uint32_t *row = mem + size_t(addresses[0]) * NumPes;
-      for (unsigned pe = 0; pe < NumPes; ++pe) {
+      const uint32_t *row = mem + size_t(addresses[range.Begin]) * NumPes;
+      for (unsigned pe = range.Begin; pe < range.End; ++pe) {
         uint64_t high = uint64_t(row[pe]) << 32;
         out.High[pe] = width > 1 ? high | row[NumPes + pe] : high;
       }
       if (width > 2) {
-        for (unsigned pe = 0; pe < NumPes; ++pe)
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
           out.Low[pe] =
               uint64_t(row[2 * NumPes + pe]) << 32 | row[3 * NumPes + pe];
       } else if (!highOnly) {
-        std::memset(out.Low, 0, sizeof out.Low);
+        std::memset(out.Low + range.Begin, 0, range.size() * sizeof *out.Low);
       }
       return;
     }
-    for (unsigned pe = 0; pe < NumPes; ++pe) {
+    for (unsigned pe = range.Begin; pe < range.End; ++pe) {
       size_t a = addresses[pe];
       uint32_t w[4] = {0, 0, 0, 0};
       for (unsigned i = 0; i < width; ++i)
@@ -436,20 +445,20 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
     return;
   }
   case Space::T:
-    std::memcpy(out.High, &TReg[size_t(cycle * 2) * NumPes], sizeof out.High);
-    std::memcpy(out.Low, &TReg[size_t(cycle * 2 + 1) * NumPes], sizeof out.Low);
+    copyLanes(&TReg[size_t(cycle * 2) * NumPes],
+              &TReg[size_t(cycle * 2 + 1) * NumPes], out, range);
     return;
   case Space::ForwardAlu:
-    out = AluForward[cycle];
+    copyLanes(AluForward[cycle].High, AluForward[cycle].Low, out, range);
     return;
   case Space::ForwardMau:
-    out = MauForward[cycle];
+    copyLanes(MauForward[cycle].High, MauForward[cycle].Low, out, range);
     return;
   case Space::ForwardLb:
-    out = LbForward[cycle];
+    copyLanes(LbForward[cycle].High, LbForward[cycle].Low, out, range);
     return;
   case Space::ForwardMread:
-    out = MreadForward[cycle];
+    copyLanes(MreadForward[cycle].High, MreadForward[cycle].Low, out, range);
     return;
   default:
     break;
@@ -457,7 +466,7 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
   // Fixed inputs (manual 3.6.1): the value repeated in every lane of the
   // instruction's precision over the double long word (decision S5).
   unsigned bits = laneBits(expr.Prec);
-  for (unsigned pe = 0; pe < NumPes; ++pe) {
+  for (unsigned pe = range.Begin; pe < range.End; ++pe) {
     uint64_t value = 0;
     unsigned subpe = pe % PesPerMab;
     unsigned mab = pe / PesPerMab % MabsPerL1b;
@@ -493,19 +502,28 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
   }
 }
 
-void Machine::cycleMask(const MaskSpec &mask, unsigned cycle,
-                        uint8_t *bits) const {
+void Machine::cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
+                        PeRange range) const {
   if (mask.MaskKind == MaskSpec::Pattern) {
     uint8_t value = (mask.CyclePattern >> (3 - cycle) & 1) ? 0xf : 0;
-    std::memset(bits, value, NumPes);
+    std::memset(bits + range.Begin, value, range.size());
     return;
   }
-  for (unsigned pe = 0; pe < NumPes; ++pe)
-    bits[pe] = uint8_t(maskEntry(pe, mask.Entry) >> (12 - 4 * cycle) & 0xf);
+  unsigned shift = 12 - 4 * cycle;
+  if (mask.Entry == 0 || mask.Entry >= MaskEntries) {
+    // All ones, or a fixed pattern: the same for every PE.
+    std::memset(bits + range.Begin, maskEntry(0, mask.Entry) >> shift & 0xf,
+                range.size());
+    return;
+  }
+  const uint16_t *entry = &Masks[size_t(mask.Entry) * NumPes];
+  for (unsigned pe = range.Begin; pe < range.End; ++pe)
+    bits[pe] = uint8_t(entry[pe] >> shift & 0xf);
 }
 
 void Machine::writeDestination(const Operand &op, unsigned cycle,
-                               const WideLanes &value, const uint8_t *flags) {
+                               const WideLanes &value, const uint8_t *flags,
+                               PeRange range) {
   if (op.Where == Space::NoWrite)
     return;
   // The write mask: the destination's own, else the multi-line default if
@@ -534,16 +552,16 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
                    op.Where == Space::GRF0 || op.Where == Space::GRF1);
   if (mask.MaskKind == MaskSpec::Default) {
     if (!rowStore)
-      std::memset(maskBits, 0xf, NumPes);
+      std::memset(maskBits + range.Begin, 0xf, range.size());
   } else {
-    cycleMask(mask, cycle, maskBits);
+    cycleMask(mask, cycle, maskBits, range);
   }
 
   switch (op.Where) {
   case Space::MaskReg: {
     uint16_t *entry = &Masks[size_t(op.Address[0]) * NumPes];
     unsigned shift = 12 - 4 * cycle;
-    for (unsigned pe = 0; pe < NumPes; ++pe) {
+    for (unsigned pe = range.Begin; pe < range.End; ++pe) {
       uint16_t keep = uint16_t(~(maskBits[pe] << shift));
       entry[pe] =
           uint16_t((entry[pe] & keep) | ((flags[pe] & maskBits[pe]) << shift));
@@ -554,7 +572,7 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
   case Space::BarLM1: {
     // Only the low 12 bits of the most significant word count (manual 3.3).
     uint16_t *bar = op.Where == Space::BarLM0 ? Bar0.data() : Bar1.data();
-    for (unsigned pe = 0; pe < NumPes; ++pe)
+    for (unsigned pe = range.Begin; pe < range.End; ++pe)
       if (maskBits[pe] & 8)
         bar[pe] = uint16_t(value.High[pe] >> 32 & 0xfff);
     return;
@@ -562,7 +580,7 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
   case Space::T: {
     uint64_t *high = &TReg[size_t(cycle * 2) * NumPes];
     uint64_t *low = &TReg[size_t(cycle * 2 + 1) * NumPes];
-    for (unsigned pe = 0; pe < NumPes; ++pe) {
+    for (unsigned pe = range.Begin; pe < range.End; ++pe) {
       uint64_t mh, ml;
       expandMask(maskBits[pe], mask.DoubleLong, mh, ml);
       high[pe] = (high[pe] & ~mh) | (value.High[pe] & mh);
@@ -577,19 +595,19 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
     // On the stack: a thread_local array in a shared library costs a
     // __tls_get_addr call per access in these per-PE loops.
     uint32_t addresses[NumPes];
-    computeWordAddresses(op, cycle, addresses);
+    computeWordAddresses(op, cycle, addresses, range);
     uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
-    if (mask.MaskKind == MaskSpec::Default && sameForAllPes(addresses)) {
+    if (mask.MaskKind == MaskSpec::Default && sameForAllPes(addresses, range)) {
       // Unmasked, one address: store whole rows, word 0 most significant.
-      uint32_t *row = mem + size_t(addresses[0]) * NumPes;
-      for (unsigned pe = 0; pe < NumPes; ++pe)
+      uint32_t *row = mem + size_t(addresses[range.Begin]) * NumPes;
+      for (unsigned pe = range.Begin; pe < range.End; ++pe)
         row[pe] = uint32_t(value.High[pe] >> 32);
       if (width > 1)
-        for (unsigned pe = 0; pe < NumPes; ++pe)
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
           row[NumPes + pe] = uint32_t(value.High[pe]);
       if (width > 2) {
-        for (unsigned pe = 0; pe < NumPes; ++pe) {
+        for (unsigned pe = range.Begin; pe < range.End; ++pe) {
           row[2 * NumPes + pe] = uint32_t(value.Low[pe] >> 32);
           row[3 * NumPes + pe] = uint32_t(value.Low[pe]);
         }
@@ -597,8 +615,8 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
       return;
     }
     if (rowStore) // per PE after all: the addresses differ
-      std::memset(maskBits, 0xf, NumPes);
-    for (unsigned pe = 0; pe < NumPes; ++pe) {
+      std::memset(maskBits + range.Begin, 0xf, range.size());
+    for (unsigned pe = range.Begin; pe < range.End; ++pe) {
       uint64_t mh, ml;
       expandMask(maskBits[pe], mask.DoubleLong, mh, ml);
       uint32_t v[4] = {uint32_t(value.High[pe] >> 32), uint32_t(value.High[pe]),
@@ -620,20 +638,20 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
 
 void Machine::executeAlu(const Expression &expr,
                          const WideLanes *const *sources, WideLanes &out,
-                         uint8_t *flags) const {
+                         uint8_t *flags, PeRange range) const {
   unsigned bits = laneBits(expr.Prec);
-  std::memset(flags, 0, NumPes);
+  std::memset(flags + range.Begin, 0, range.size());
   switch (expr.Op) {
   case Opcode::Zero:
-    std::memset(out.High, 0, sizeof out.High);
-    std::memset(out.Low, 0, sizeof out.Low);
+    std::memset(out.High + range.Begin, 0, range.size() * sizeof *out.High);
+    std::memset(out.Low + range.Begin, 0, range.size() * sizeof *out.Low);
     return;
   case Opcode::Imm: {
     // imm repeats the payload word in all four words, immu in every other
     // one ("xxxx" / "xoxo", manual 3.6.9).
     uint64_t x = expr.Immediate;
     uint64_t word = expr.Unsigned ? x << 32 : (x << 32 | x);
-    for (unsigned pe = 0; pe < NumPes; ++pe)
+    for (unsigned pe = range.Begin; pe < range.End; ++pe)
       out.High[pe] = out.Low[pe] = word;
     return;
   }
@@ -641,7 +659,7 @@ void Machine::executeAlu(const Expression &expr,
   case Opcode::Msr: {
     // Rotation between the four PEs of a MAB: msl sends PE p to p + 1.
     const WideLanes &x = *sources[0];
-    for (unsigned pe = 0; pe < NumPes; ++pe) {
+    for (unsigned pe = range.Begin; pe < range.End; ++pe) {
       unsigned base = pe & ~3u, subpe = pe & 3u;
       unsigned from =
           expr.Op == Opcode::Msl ? (subpe + 3) & 3 : (subpe + 1) & 3;
@@ -652,7 +670,16 @@ void Machine::executeAlu(const Expression &expr,
   }
   case Opcode::Bfn: {
     const WideLanes &x = *sources[0];
-    for (unsigned mab = 0; mab < NumMabs; ++mab) {
+    if (expr.Prec != Precision::D && expr.Prec != Precision::F &&
+        expr.Prec != Precision::G) {
+      // hbfn: the blocks of all MABs at once, MAB m's in High[4m..4m+3].
+      std::memcpy(out.Low + range.Begin, x.Low + range.Begin,
+                  range.size() * sizeof *out.Low);
+      toBlockFloatHalfLongWords(x.High + range.Begin, out.High + range.Begin,
+                                range.size() / PesPerMab);
+      return;
+    }
+    for (unsigned mab = range.firstMab(); mab < range.endMab(); ++mab) {
       unsigned pe0 = mab * PesPerMab;
       for (unsigned p = 0; p < PesPerMab; ++p)
         out.Low[pe0 + p] = x.Low[pe0 + p];
@@ -695,20 +722,8 @@ void Machine::executeAlu(const Expression &expr,
           out.High[pe0 + p] = uint64_t(res[2 * p]) << 32 | res[2 * p + 1];
         break;
       }
-      default: {
-        uint16_t in[16], res[16];
-        for (unsigned p = 0; p < 4; ++p)
-          for (unsigned j = 0; j < 4; ++j)
-            in[4 * p + j] = uint16_t(x.High[pe0 + p] >> (48 - 16 * j));
-        toBlockFloatHalf(in, res, 16);
-        for (unsigned p = 0; p < 4; ++p) {
-          uint64_t h = 0;
-          for (unsigned j = 0; j < 4; ++j)
-            h |= uint64_t(res[4 * p + j]) << (48 - 16 * j);
-          out.High[pe0 + p] = h;
-        }
+      default: // hbfn, above
         break;
-      }
       }
     }
     return;
@@ -729,7 +744,7 @@ void Machine::executeAlu(const Expression &expr,
       continue;
     reducedStore[i].reset(new WideLanes);
     reduced[i] = reducedStore[i].get();
-    reduceSinglesToHalves(*sources[i], *reduced[i]);
+    reduceSinglesToHalves(*sources[i], *reduced[i], range);
     if (i == 0)
       x = reduced[0];
     else
@@ -743,12 +758,12 @@ void Machine::executeAlu(const Expression &expr,
   switch (expr.Op) {
   case Opcode::Passa:
     // A double long word copy; the flag looks at the high long word only.
-    forEachLane(bits, *x, nullptr, out, flags,
+    forEachLane(bits, *x, nullptr, out, flags, range,
                 [](uint64_t a, uint64_t, bool &f) {
                   f = a == 0;
                   return a;
                 });
-    for (unsigned pe = 0; pe < NumPes; ++pe)
+    for (unsigned pe = range.Begin; pe < range.End; ++pe)
       out.Low[pe] = x->Low[pe];
     return;
   case Opcode::Inc:
@@ -756,17 +771,18 @@ void Machine::executeAlu(const Expression &expr,
   case Opcode::Add:
   case Opcode::Sub: {
     Opcode op = expr.Op;
-    forEachLane(bits, *x, y, out, flags, [=](uint64_t a, uint64_t b, bool &f) {
-      if (op == Opcode::Inc || op == Opcode::Dec)
-        b = 1;
-      bool subtract = op == Opcode::Dec || op == Opcode::Sub;
-      uint64_t r = (subtract ? a - b : a + b) & mask;
-      if (isUnsigned)
-        f = subtract ? a >= b : r >= a; // no borrow / carry
-      else
-        f = signExtend(r, bits) >= 0;
-      return r;
-    });
+    forEachLane(bits, *x, y, out, flags, range,
+                [=](uint64_t a, uint64_t b, bool &f) {
+                  if (op == Opcode::Inc || op == Opcode::Dec)
+                    b = 1;
+                  bool subtract = op == Opcode::Dec || op == Opcode::Sub;
+                  uint64_t r = (subtract ? a - b : a + b) & mask;
+                  if (isUnsigned)
+                    f = subtract ? a >= b : r >= a; // no borrow / carry
+                  else
+                    f = signExtend(r, bits) >= 0;
+                  return r;
+                });
     return;
   }
   case Opcode::Not:
@@ -779,55 +795,56 @@ void Machine::executeAlu(const Expression &expr,
   case Opcode::Bsl:
   case Opcode::Bsr: {
     Opcode op = expr.Op;
-    forEachLane(bits, *x, y, out, flags, [=](uint64_t a, uint64_t b, bool &f) {
-      uint64_t r = 0;
-      switch (op) {
-      case Opcode::Not:
-        r = ~a;
-        break;
-      case Opcode::Lnot:
-        r = a == 0 ? 1 : 0;
-        break;
-      case Opcode::And:
-        r = a & b;
-        break;
-      case Opcode::Or:
-        r = a | b;
-        break;
-      case Opcode::Xor:
-        r = a ^ b;
-        break;
-      case Opcode::Lsl:
-        r = b >= bits ? 0 : a << b;
-        break;
-      case Opcode::Lsr:
-        if (isUnsigned)
-          r = b >= bits ? 0 : a >> b;
-        else
-          r = uint64_t(signExtend(a, bits) >> (b >= bits ? bits - 1 : b));
-        break;
-      case Opcode::Bsl:
-      case Opcode::Bsr: {
-        unsigned s = unsigned(b % bits);
-        if (op == Opcode::Bsr)
-          s = (bits - s) % bits;
-        r = s == 0 ? a : (a << s | a >> (bits - s));
-        break;
-      }
-      default:
-        break;
-      }
-      r &= mask;
-      f = r == 0;
-      return r;
-    });
+    forEachLane(
+        bits, *x, y, out, flags, range, [=](uint64_t a, uint64_t b, bool &f) {
+          uint64_t r = 0;
+          switch (op) {
+          case Opcode::Not:
+            r = ~a;
+            break;
+          case Opcode::Lnot:
+            r = a == 0 ? 1 : 0;
+            break;
+          case Opcode::And:
+            r = a & b;
+            break;
+          case Opcode::Or:
+            r = a | b;
+            break;
+          case Opcode::Xor:
+            r = a ^ b;
+            break;
+          case Opcode::Lsl:
+            r = b >= bits ? 0 : a << b;
+            break;
+          case Opcode::Lsr:
+            if (isUnsigned)
+              r = b >= bits ? 0 : a >> b;
+            else
+              r = uint64_t(signExtend(a, bits) >> (b >= bits ? bits - 1 : b));
+            break;
+          case Opcode::Bsl:
+          case Opcode::Bsr: {
+            unsigned s = unsigned(b % bits);
+            if (op == Opcode::Bsr)
+              s = (bits - s) % bits;
+            r = s == 0 ? a : (a << s | a >> (bits - s));
+            break;
+          }
+          default:
+            break;
+          }
+          r &= mask;
+          f = r == 0;
+          return r;
+        });
     return;
   }
   case Opcode::Max:
   case Opcode::Min: {
     bool isMax = expr.Op == Opcode::Max;
     if (isFloat) {
-      forEachLane(bits, *x, y, out, flags,
+      forEachLane(bits, *x, y, out, flags, range,
                   [=](uint64_t a, uint64_t b, bool &f) -> uint64_t {
                     switch (bits) {
                     case 64:
@@ -843,16 +860,17 @@ void Machine::executeAlu(const Expression &expr,
                   });
       return;
     }
-    forEachLane(bits, *x, y, out, flags, [=](uint64_t a, uint64_t b, bool &f) {
-      bool pickB;
-      if (isUnsigned)
-        pickB = isMax ? b > a : b < a;
-      else
-        pickB = isMax ? signExtend(b, bits) > signExtend(a, bits)
-                      : signExtend(b, bits) < signExtend(a, bits);
-      f = !pickB;
-      return pickB ? b : a;
-    });
+    forEachLane(bits, *x, y, out, flags, range,
+                [=](uint64_t a, uint64_t b, bool &f) {
+                  bool pickB;
+                  if (isUnsigned)
+                    pickB = isMax ? b > a : b < a;
+                  else
+                    pickB = isMax ? signExtend(b, bits) > signExtend(a, bits)
+                                  : signExtend(b, bits) < signExtend(a, bits);
+                  f = !pickB;
+                  return pickB ? b : a;
+                });
     return;
   }
   case Opcode::Relu0:
@@ -868,7 +886,7 @@ void Machine::executeAlu(const Expression &expr,
                        : op == Opcode::Relu3 ? bits - 4
                                              : bits - 1;
     forEachLane(
-        bits, *x, y, out, flags,
+        bits, *x, y, out, flags, range,
         [=](uint64_t a, uint64_t b, bool &f) -> uint64_t {
           bool negative = a >> testBit & 1;
           f = !negative;
@@ -891,7 +909,7 @@ void Machine::executeAlu(const Expression &expr,
   case Opcode::Floor:
   case Opcode::Ftoi: {
     bool isFloor = expr.Op == Opcode::Floor;
-    forEachLane(bits, *x, nullptr, out, flags,
+    forEachLane(bits, *x, nullptr, out, flags, range,
                 [=](uint64_t a, uint64_t, bool &f) -> uint64_t {
                   f = false; // floor and ftoi raise no mask flag
                   switch (bits) {
@@ -910,7 +928,7 @@ void Machine::executeAlu(const Expression &expr,
   }
   case Opcode::Rsqrt:
     // The flag is x's sign bit inverted (manual 3.6.9).
-    forEachLane(bits, *x, nullptr, out, flags,
+    forEachLane(bits, *x, nullptr, out, flags, range,
                 [=](uint64_t a, uint64_t, bool &f) -> uint64_t {
                   f = (a >> (bits - 1) & 1) == 0;
                   switch (bits) {
@@ -926,7 +944,7 @@ void Machine::executeAlu(const Expression &expr,
   case Opcode::Packbit:
     // Shifts x left by one and brings in the sign (most significant) bit
     // of y; the flag is that bit inverted (manual 3.6.9, decision S26).
-    forEachLane(bits, *x, y, out, flags,
+    forEachLane(bits, *x, y, out, flags, range,
                 [=](uint64_t a, uint64_t b, bool &f) -> uint64_t {
                   uint64_t sign = b >> (bits - 1) & 1;
                   f = sign == 0;
@@ -934,7 +952,7 @@ void Machine::executeAlu(const Expression &expr,
                 });
     return;
   case Opcode::Bfe:
-    forEachLane(16, *x, nullptr, out, flags,
+    forEachLane(16, *x, nullptr, out, flags, range,
                 [](uint64_t a, uint64_t, bool &f) -> uint64_t {
                   f = false;
                   return halfBlockFloatToExtended(uint16_t(a));
@@ -947,31 +965,31 @@ void Machine::executeAlu(const Expression &expr,
 
 void Machine::executeMau(const Expression &expr,
                          const WideLanes *const *sources, WideLanes &out,
-                         uint8_t *flags) const {
+                         uint8_t *flags, PeRange range) const {
   switch (expr.Prec) {
   case Precision::D:
     if (expr.ReduceOutput)
-      mauKernel<Double, Double, Single>(expr, sources, out, flags, 1,
+      mauKernel<Double, Double, Single>(expr, sources, out, flags, range, 1,
                                         Fmt::Double, Fmt::Double, Fmt::Single);
     else
-      mauKernel<Double, Double, Double>(expr, sources, out, flags, 1,
+      mauKernel<Double, Double, Double>(expr, sources, out, flags, range, 1,
                                         Fmt::Double, Fmt::Double, Fmt::Double);
     return;
   case Precision::F:
     if (expr.ReduceOutput)
-      mauKernel<Single, Single, Half>(expr, sources, out, flags, 2, Fmt::Single,
-                                      Fmt::Single, Fmt::Half);
+      mauKernel<Single, Single, Half>(expr, sources, out, flags, range, 2,
+                                      Fmt::Single, Fmt::Single, Fmt::Half);
     else
-      mauKernel<Single, Single, Single>(expr, sources, out, flags, 2,
+      mauKernel<Single, Single, Single>(expr, sources, out, flags, range, 2,
                                         Fmt::Single, Fmt::Single, Fmt::Single);
     return;
   default:
     if (expr.ReduceOutput)
-      mauKernel<Half, Single, Half>(expr, sources, out, flags, 4, Fmt::Half,
-                                    Fmt::Single, Fmt::Half);
+      mauKernel<Half, Single, Half>(expr, sources, out, flags, range, 4,
+                                    Fmt::Half, Fmt::Single, Fmt::Half);
     else
-      mauKernel<Half, Single, Single>(expr, sources, out, flags, 4, Fmt::Half,
-                                      Fmt::Single, Fmt::Single);
+      mauKernel<Half, Single, Single>(expr, sources, out, flags, range, 4,
+                                      Fmt::Half, Fmt::Single, Fmt::Single);
     return;
   }
 }
@@ -1020,15 +1038,17 @@ bool isTransferToPe(Opcode op) {
 
 } // namespace
 
+/// An expression of the step being executed and its results.
+struct Machine::PendingExpression {
+  const Expression *Expr;
+  std::unique_ptr<WideLanes[]> Result; // one per cycle
+  std::unique_ptr<uint8_t[]> Flags;    // [cycle * NumPes + pe]
+};
+
 void Machine::executeStep(const Statement &stmt) {
   DefaultMaskCancelled = stmt.CancelsDefaultMask;
   bool forward = true;
-  struct Pending {
-    const Expression *Expr;
-    std::unique_ptr<WideLanes[]> Result; // one per cycle
-    std::unique_ptr<uint8_t[]> Flags;    // [cycle * NumPes + pe]
-  };
-  std::vector<Pending> pending;
+  std::vector<PendingExpression> pending;
   for (const Expression &expr : stmt.Expressions) {
     if (expr.Op == Opcode::Nop || expr.Op == Opcode::NoForward) {
       forward = false; // nop implies noforward (manual 3.6.5)
@@ -1036,7 +1056,7 @@ void Machine::executeStep(const Statement &stmt) {
     }
     if (expr.Op == Opcode::Wait)
       continue; // MV transfers complete at once: nothing to wait for
-    Pending p;
+    PendingExpression p;
     p.Expr = &expr;
     // Result buffers come from a pool and go back to it (or become a
     // forwarding latch) at the end of the step: at 256 KiB each, a fresh
@@ -1050,11 +1070,76 @@ void Machine::executeStep(const Statement &stmt) {
       ResultPool.pop_back();
     }
     p.Flags.reset(new uint8_t[4 * NumPes]());
+    pending.push_back(std::move(p));
+  }
+  // manual 3.6.5: noforward keeps $lbi too. Set before the ranges run, as
+  // is the turnaround register's storage, so that they only read shared
+  // members.
+  TurnaroundUpdates = forward;
+  turnaroundWord(0, 0);
+  if (StepThreadCount > 1 && !Threads)
+    Threads.reset(new StepThreads(StepThreadCount, FixedStepRanges));
+  if (Threads) {
+    struct Context {
+      Machine *Self;
+      std::vector<PendingExpression> *Pending;
+    } context{this, &pending};
+    Threads->run(
+        [](void *c, PeRange range) {
+          auto *context = static_cast<Context *>(c);
+          context->Self->executeStepRange(*context->Pending, range);
+        },
+        &context);
+  } else {
+    executeStepRange(pending, PeRange());
+  }
+  // The forwarding latch an expression feeds.
+  auto latchOf = [&](Opcode op) -> std::unique_ptr<WideLanes[]> * {
+    if (isMauVector(op) || op == Opcode::MFma || op == Opcode::MMul)
+      return &MauForward;
+    if (isAlu(op))
+      return &AluForward;
+    if (op == Opcode::MRead)
+      return &MreadForward;
+    if (isTransferToPe(op))
+      return &LbForward;
+    return nullptr;
+  };
+  for (PendingExpression &p : pending) {
+    // None under noforward.
+    std::unique_ptr<WideLanes[]> *latch =
+        forward ? latchOf(p.Expr->Op) : nullptr;
+    // The result becomes the latch (the last expression of the step that
+    // feeds it wins, as in order of the copies it replaces); the buffer it
+    // replaces goes back to the pool.
+    if (latch)
+      std::swap(*latch, p.Result);
+    ResultPool.push_back(std::move(p.Result));
+  }
+}
+
+// A step on the PEs of one range, reads first, then writes. Why ranges of
+// whole groups may run at once on different threads: every read below is
+// of the range's own PEs (their memories, T, masks, base registers and
+// forwarding latches), of the L1BMs, matrix registers and turnaround
+// registers of the range's L1Bs and MABs, or of the L2BMs of its L2Bs;
+// every write, here and in commitTransfer, is to the same places of the
+// same range (an exchange goes at most across the L1Bs of one L2B, and a
+// group holds whole L2Bs). The result buffers, flags and operand scratch
+// are indexed by PE, so the ranges use disjoint parts of them. The two
+// ranges thus share no state that one writes, and each sees the state
+// from before the step on its own PEs, as one thread does on all of them.
+// What every range reads that the step changes (the pool, the latches)
+// is handled by executeStep on the calling thread before and after.
+void Machine::executeStepRange(std::vector<PendingExpression> &pending,
+                               PeRange range) {
+  // The operands live only while one expression's cycles run.
+  WideLanes *sources = SourceScratch.get();
+  for (PendingExpression &p : pending) {
+    const Expression &expr = *p.Expr;
     bool upper = writesUpper(expr);
     bool toPe = isTransferToPe(expr.Op);
     size_t count = std::min<size_t>(expr.Sources.size(), MaxSources);
-    // The operands live only while this expression's cycles run.
-    WideLanes *sources = SourceScratch.get();
     const WideLanes *pointers[3] = {nullptr, nullptr, nullptr};
     for (size_t i = 0; i < count && i < 3; ++i)
       pointers[i] = &sources[i];
@@ -1070,9 +1155,9 @@ void Machine::executeStep(const Statement &stmt) {
         // PE -> L1BM / matrix register: capture the PE operand; an hmwrite
         // source with "r" is four singles rounded to halves, as an ALU
         // input (manual 3.6.9, decision S35).
-        readOperand(expr.Sources[0], cycle, expr, result);
+        readOperand(expr.Sources[0], cycle, expr, result, range);
         if (expr.Sources[0].Reduce)
-          reduceSinglesToHalves(result, result);
+          reduceSinglesToHalves(result, result, range);
         continue;
       }
       for (size_t i = 0; i < count; ++i) {
@@ -1084,24 +1169,24 @@ void Machine::executeStep(const Statement &stmt) {
         // long words.
         bool highOnly =
             i == 1 && (expr.Op == Opcode::MFma || expr.Op == Opcode::MMul);
-        readOperand(expr.Sources[i], cycle, expr, sources[i], highOnly);
+        readOperand(expr.Sources[i], cycle, expr, sources[i], range, highOnly);
       }
       if (toPe) {
-        readTransfer(expr, cycle, pointers, result);
+        readTransfer(expr, cycle, pointers, result, range);
         if (expr.Op == Opcode::MFma || expr.Op == Opcode::MMul)
-          for (unsigned pe = 0; pe < NumPes; ++pe)
+          for (unsigned pe = range.Begin; pe < range.End; ++pe)
             flags[pe] = (result.High[pe] >> 63) ? 0 : 0xf;
       } else if (isMauVector(expr.Op)) {
-        executeMau(expr, pointers, result, flags);
+        executeMau(expr, pointers, result, flags, range);
       } else {
-        executeAlu(expr, pointers, result, flags);
+        executeAlu(expr, pointers, result, flags, range);
       }
       // The zero-flush mask clears what the instruction passes on, not
       // the flags it raises (manual 3.6.2.2).
       if (expr.ZeroFlush.MaskKind != MaskSpec::Default) {
-        static thread_local uint8_t bits[NumPes];
-        cycleMask(expr.ZeroFlush, cycle, bits);
-        for (unsigned pe = 0; pe < NumPes; ++pe) {
+        uint8_t bits[NumPes]; // on the stack, see readOperand
+        cycleMask(expr.ZeroFlush, cycle, bits, range);
+        for (unsigned pe = range.Begin; pe < range.End; ++pe) {
           uint64_t mh, ml;
           expandMask(bits[pe], expr.ZeroFlush.DoubleLong, mh, ml);
           result.High[pe] &= mh;
@@ -1109,42 +1194,18 @@ void Machine::executeStep(const Statement &stmt) {
         }
       }
     }
-    pending.push_back(std::move(p));
   }
   // Writes after all reads: every expression of the step saw the state
   // from before the step.
-  TurnaroundUpdates = forward; // manual 3.6.5: noforward keeps $lbi too
-  for (const Pending &p : pending) {
+  for (const PendingExpression &p : pending) {
     if (writesUpper(*p.Expr)) {
-      commitTransfer(*p.Expr, p.Result.get());
+      commitTransfer(*p.Expr, p.Result.get(), range);
       continue;
     }
     for (const Operand &dst : p.Expr->Destinations)
       for (unsigned cycle = 0; cycle < 4; ++cycle)
-        writeDestination(dst, cycle, p.Result[cycle], &p.Flags[cycle * NumPes]);
-  }
-  // The forwarding latch an expression feeds.
-  auto latchOf = [&](Opcode op) -> std::unique_ptr<WideLanes[]> * {
-    if (isMauVector(op) || op == Opcode::MFma || op == Opcode::MMul)
-      return &MauForward;
-    if (isAlu(op))
-      return &AluForward;
-    if (op == Opcode::MRead)
-      return &MreadForward;
-    if (isTransferToPe(op))
-      return &LbForward;
-    return nullptr;
-  };
-  for (Pending &p : pending) {
-    // None under noforward.
-    std::unique_ptr<WideLanes[]> *latch =
-        forward ? latchOf(p.Expr->Op) : nullptr;
-    // The result becomes the latch (the last expression of the step that
-    // feeds it wins, as in order of the copies it replaces); the buffer it
-    // replaces goes back to the pool.
-    if (latch)
-      std::swap(*latch, p.Result);
-    ResultPool.push_back(std::move(p.Result));
+        writeDestination(dst, cycle, p.Result[cycle], &p.Flags[cycle * NumPes],
+                         range);
   }
 }
 

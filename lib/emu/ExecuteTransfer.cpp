@@ -186,8 +186,8 @@ uint64_t Machine::matrixElementAt(Space space, unsigned mab, unsigned row,
 }
 
 void Machine::readTransfer(const Expression &expr, unsigned cycle,
-                           const WideLanes *const *sources,
-                           WideLanes &out) const {
+                           const WideLanes *const *sources, WideLanes &out,
+                           PeRange range) const {
   switch (expr.Op) {
   case Opcode::L1bmP:
   case Opcode::L1bmM:
@@ -200,7 +200,7 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
       // (decision S30); an l1bmd rotation applies to it too (manual
       // 3.6.8.20).
       Machine *self = const_cast<Machine *>(this);
-      for (unsigned pe = 0; pe < NumPes; ++pe) {
+      for (unsigned pe = range.Begin; pe < range.End; ++pe) {
         unsigned l1b = pe / PesPerL1b;
         unsigned mab = rotatedMab(expr, pe / PesPerMab % MabsPerL1b, false);
         unsigned subpe = pe % PesPerMab;
@@ -214,19 +214,24 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
       }
       return;
     }
-    for (unsigned pe = 0; pe < NumPes; ++pe) {
-      unsigned l1b = pe / PesPerL1b;
-      unsigned mab = rotatedMab(expr, pe / PesPerMab % MabsPerL1b, false);
-      unsigned subpe = pe % PesPerMab;
-      out.High[pe] = readUpper(
-          Space::L1BM, l1b,
-          src.Address[0] + l1bmOffset(expr.Op, longs, cycle, 0, mab, subpe));
-      out.Low[pe] =
-          longs == 2
-              ? readUpper(Space::L1BM, l1b,
-                          src.Address[0] +
-                              l1bmOffset(expr.Op, longs, cycle, 1, mab, subpe))
-              : 0;
+    // The long word a PE reads depends on its place in the L1B only: the
+    // 64 addresses (of each half) once, then every L1B reads through them.
+    uint64_t addresses[2][PesPerL1b];
+    for (unsigned half = 0; half < longs; ++half)
+      for (unsigned p = 0; p < PesPerL1b; ++p) {
+        unsigned mab = rotatedMab(expr, p / PesPerMab, false);
+        addresses[half][p] =
+            (src.Address[0] +
+             l1bmOffset(expr.Op, longs, cycle, half, mab, p % PesPerMab)) %
+            L1bmLongWords;
+      }
+    for (unsigned l1b = range.firstL1b(); l1b < range.endL1b(); ++l1b) {
+      const uint64_t *l1bm = &L1bm[size_t(l1b) * L1bmLongWords];
+      unsigned pe0 = l1b * PesPerL1b;
+      for (unsigned p = 0; p < PesPerL1b; ++p) {
+        out.High[pe0 + p] = l1bm[addresses[0][p]];
+        out.Low[pe0 + p] = longs == 2 ? l1bm[addresses[1][p]] : 0;
+      }
     }
     return;
   }
@@ -238,7 +243,7 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
     unsigned bits = matrixElementBits(expr.Prec);
     unsigned perPe = 64 / bits;
     bool twoColumns = expr.Prec == Precision::H;
-    for (unsigned pe = 0; pe < NumPes; ++pe) {
+    for (unsigned pe = range.Begin; pe < range.End; ++pe) {
       unsigned mab = pe / PesPerMab, k = pe % PesPerMab;
       uint64_t words[2] = {0, 0};
       for (unsigned half = 0; half < (twoColumns ? 2u : 1u); ++half) {
@@ -266,7 +271,7 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
     const Operand &matrix = expr.Sources[0];
     const WideLanes &b = *sources[1];
     const WideLanes *c = expr.Op == Opcode::MFma ? sources[2] : nullptr;
-    for (unsigned mab = 0; mab < NumMabs; ++mab) {
+    for (unsigned mab = range.firstMab(); mab < range.endMab(); ++mab) {
       unsigned pe0 = mab * PesPerMab;
       if (expr.Prec == Precision::D) {
         uint64_t vector[4], row[4];
@@ -355,8 +360,8 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
   }
 }
 
-void Machine::commitTransfer(const Expression &expr,
-                             const WideLanes *perCycle) {
+void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
+                             PeRange range) {
   switch (expr.Op) {
   case Opcode::L1bmMAt:
   case Opcode::L1bmM4At:
@@ -368,58 +373,78 @@ void Machine::commitTransfer(const Expression &expr,
     // A noforward step leaves the turnaround register as it is.
     if (dst.Turnaround && !TurnaroundUpdates)
       return;
+    bool reduces = expr.Op == Opcode::L1bmR || expr.Op == Opcode::L1bmR4;
     for (unsigned cycle = 0; cycle < 4; ++cycle) {
       const WideLanes &v = perCycle[cycle];
-      for (unsigned l1b = 0; l1b < NumL1bs; ++l1b) {
-        unsigned base = l1b * PesPerL1b;
-        for (unsigned mab = 0; mab < MabsPerL1b; ++mab) {
-          // Which MABs write: @<mab> picks one (in 4x4 mode one of each
-          // group of four); reductions write once per slot, from the
-          // MAB with the lowest index of the reduced set.
-          bool writes = true;
-          if (expr.Op == Opcode::L1bmMAt)
-            writes = mab == unsigned(expr.Target);
-          else if (expr.Op == Opcode::L1bmM4At)
-            writes = (mab & 3) == unsigned(expr.Target);
-          else if (expr.Op == Opcode::L1bmR)
-            writes = mab == 0;
-          else if (expr.Op == Opcode::L1bmR4)
-            writes = (mab & 3) == 0;
-          if (!writes)
-            continue;
-          for (unsigned subpe = 0; subpe < PesPerMab; ++subpe) {
-            for (unsigned half = 0; half < longs; ++half) {
-              // An l1bmd gather puts MAB m's long words in the slot of
-              // MAB m + n, except into the turnaround register (manual
-              // 3.6.8.21).
-              uint64_t offset =
-                  l1bmOffset(expr.Op, longs, cycle, half, mab, subpe);
-              uint64_t address = dst.Address[0] +
-                                 l1bmOffset(expr.Op, longs, cycle, half,
-                                            rotatedMab(expr, mab, true), subpe);
-              uint64_t value;
-              auto word = [&](unsigned m) {
-                unsigned pe = base + m * PesPerMab + subpe;
-                return half ? v.Low[pe] : v.High[pe];
-              };
-              if (expr.Op == Opcode::L1bmR || expr.Op == Opcode::L1bmR4) {
-                uint64_t values[16];
-                unsigned n = expr.Op == Opcode::L1bmR ? 16 : 4;
-                for (unsigned k = 0; k < n; ++k)
-                  values[k] = word(n == 16 ? k : (mab & ~3u) + k);
-                value = reduceLongs(values, n, expr.Reduction, expr.Prec, true);
-              } else {
-                value = word(mab);
-              }
-              // Every PE -> L1BM transfer leaves its step in the
-              // turnaround register, in its layout and unrotated; to
-              // "$lbi" it writes only there (manual 3.6.8.2, 3.6.8.21).
-              if (TurnaroundUpdates)
-                turnaroundWord(l1b, offset) = value;
-              if (!dst.Turnaround)
-                writeUpper(Space::L1BM, l1b, address, value);
-            }
+      // The slots a cycle writes depend on the PE's place in its L1B only:
+      // worked out once, in the order the writes are made (a later write
+      // to the same slot wins), then applied to every L1B.
+      struct Slot {
+        uint64_t Offset;  // in the turnaround register
+        uint64_t Address; // in the L1BM
+        unsigned Mab, Subpe, Half;
+      };
+      Slot slots[PesPerL1b * 2];
+      unsigned slotCount = 0;
+      for (unsigned mab = 0; mab < MabsPerL1b; ++mab) {
+        // Which MABs write: @<mab> picks one (in 4x4 mode one of each
+        // group of four); reductions write once per slot, from the MAB
+        // with the lowest index of the reduced set.
+        bool writes = true;
+        if (expr.Op == Opcode::L1bmMAt)
+          writes = mab == unsigned(expr.Target);
+        else if (expr.Op == Opcode::L1bmM4At)
+          writes = (mab & 3) == unsigned(expr.Target);
+        else if (expr.Op == Opcode::L1bmR)
+          writes = mab == 0;
+        else if (expr.Op == Opcode::L1bmR4)
+          writes = (mab & 3) == 0;
+        if (!writes)
+          continue;
+        for (unsigned subpe = 0; subpe < PesPerMab; ++subpe)
+          for (unsigned half = 0; half < longs; ++half) {
+            // An l1bmd gather puts MAB m's long words in the slot of MAB
+            // m + n, except into the turnaround register (manual
+            // 3.6.8.21).
+            Slot &slot = slots[slotCount++];
+            slot.Offset = l1bmOffset(expr.Op, longs, cycle, half, mab, subpe) %
+                          TurnaroundLongWords;
+            slot.Address = (dst.Address[0] +
+                            l1bmOffset(expr.Op, longs, cycle, half,
+                                       rotatedMab(expr, mab, true), subpe)) %
+                           L1bmLongWords;
+            slot.Mab = mab;
+            slot.Subpe = subpe;
+            slot.Half = half;
           }
+      }
+      for (unsigned l1b = range.firstL1b(); l1b < range.endL1b(); ++l1b) {
+        unsigned base = l1b * PesPerL1b;
+        uint64_t *l1bm = &L1bm[size_t(l1b) * L1bmLongWords];
+        uint64_t *turnaround = &turnaroundWord(l1b, 0);
+        for (unsigned i = 0; i < slotCount; ++i) {
+          const Slot &slot = slots[i];
+          auto word = [&](unsigned m) {
+            unsigned pe = base + m * PesPerMab + slot.Subpe;
+            return slot.Half ? v.Low[pe] : v.High[pe];
+          };
+          uint64_t value;
+          if (reduces) {
+            uint64_t values[16];
+            unsigned n = expr.Op == Opcode::L1bmR ? 16 : 4;
+            for (unsigned k = 0; k < n; ++k)
+              values[k] = word(n == 16 ? k : (slot.Mab & ~3u) + k);
+            value = reduceLongs(values, n, expr.Reduction, expr.Prec, true);
+          } else {
+            value = word(slot.Mab);
+          }
+          // Every PE -> L1BM transfer leaves its step in the turnaround
+          // register, in its layout and unrotated; to "$lbi" it writes
+          // only there (manual 3.6.8.2, 3.6.8.21).
+          if (TurnaroundUpdates)
+            turnaround[slot.Offset] = value;
+          if (!dst.Turnaround)
+            l1bm[slot.Address] = value;
         }
       }
     }
@@ -432,7 +457,7 @@ void Machine::commitTransfer(const Expression &expr,
     const Operand &dst = expr.Destinations[0];
     bool twoRows = dst.Size == Width::DoubleLong;
     for (unsigned cycle = 0; cycle < 4; ++cycle)
-      for (unsigned pe = 0; pe < NumPes; ++pe)
+      for (unsigned pe = range.Begin; pe < range.End; ++pe)
         for (unsigned half = 0; half < (twoRows ? 2u : 1u); ++half)
           matrixWord(dst.Where, pe / PesPerMab,
                      dst.Address[0] + (twoRows ? 2 * cycle + half : cycle),
@@ -445,7 +470,7 @@ void Machine::commitTransfer(const Expression &expr,
     // from the one named by @<l1b>).
     const Operand &src = expr.Sources[0];
     const Operand &dst = expr.Destinations[0];
-    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b) {
+    for (unsigned l2b = range.firstL2b(); l2b < range.endL2b(); ++l2b) {
       for (unsigned i = 0; i < 64; ++i) {
         uint64_t values[L1bsPerL2b];
         unsigned n = 0;
@@ -466,7 +491,7 @@ void Machine::commitTransfer(const Expression &expr,
     // reverse (decision S23).
     const Operand &src = expr.Sources[0];
     const Operand &dst = expr.Destinations[0];
-    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b)
+    for (unsigned l2b = range.firstL2b(); l2b < range.endL2b(); ++l2b)
       for (unsigned k = 0; k < L1bsPerL2b; ++k) {
         if (expr.Target >= 0 && k != unsigned(expr.Target))
           continue;
@@ -493,7 +518,7 @@ void Machine::commitTransfer(const Expression &expr,
     const Operand &src = expr.Sources[0];
     const Operand &dst = expr.Destinations[0];
     bool reduce = expr.Op == Opcode::L2bmR2;
-    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b)
+    for (unsigned l2b = range.firstL2b(); l2b < range.endL2b(); ++l2b)
       for (unsigned pair = 0; pair < L1bsPerL2b / 2; ++pair)
         for (unsigned cycle = 0; cycle < 4; ++cycle)
           for (unsigned i = 0; i < 16; ++i) {
@@ -523,7 +548,7 @@ void Machine::commitTransfer(const Expression &expr,
     const Operand &src = expr.Sources[0];
     const Operand &dst = expr.Destinations[0];
     unsigned m = expr.ImMode;
-    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b) {
+    for (unsigned l2b = range.firstL2b(); l2b < range.endL2b(); ++l2b) {
       uint64_t data[L1bsPerL2b][64];
       for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1)
         if ((l1 & ~m) == unsigned(expr.Target))
@@ -542,7 +567,7 @@ void Machine::commitTransfer(const Expression &expr,
     // 16 long words per cycle, 64 per instruction (manual 3.6.7).
     const Operand &src = expr.Sources[0];
     const Operand &dst = expr.Destinations[0];
-    for (unsigned l2b = 0; l2b < NumL2bs; ++l2b) {
+    for (unsigned l2b = range.firstL2b(); l2b < range.endL2b(); ++l2b) {
       for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1) {
         if (expr.Target >= 0 && l1 != unsigned(expr.Target))
           continue;

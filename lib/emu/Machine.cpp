@@ -12,6 +12,7 @@
 #include "mncc/emu/Numerics.h"
 #include "mncc/emu/Timing.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +43,36 @@ constexpr unsigned DramPageBits = 16; // 64 Ki long words per page
 constexpr uint64_t DramPageSize = uint64_t(1) << DramPageBits;
 } // namespace
 
+namespace {
+
+/// Two threads where the host has two CPUs, unless MNCC_EMU_THREADS says
+/// otherwise (1 runs every step on the caller).
+unsigned defaultStepThreads() {
+  if (const char *text = std::getenv("MNCC_EMU_THREADS")) {
+    char *end = nullptr;
+    unsigned long count = std::strtoul(text, &end, 10);
+    if (end != text && *end == '\0')
+      return unsigned(count);
+  }
+  return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+}
+
+/// Waits a moment inside a spin loop.
+inline void spinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+/// Pauses a helper spins for the next step before it sleeps, and the
+/// caller for the helpers before it yields: some microseconds, longer than
+/// the gap between two steps, short beside a time slice.
+constexpr unsigned HelperSpins = 1u << 10;
+
+} // namespace
+
 Machine::Machine()
     : Lm0(size_t(LmWords) * NumPes), Lm1(size_t(LmWords) * NumPes),
       Grf0(size_t(GrfWords) * NumPes), Grf1(size_t(GrfWords) * NumPes),
@@ -60,9 +91,143 @@ Machine::Machine()
       DecodedPseudoSingle(size_t(2) * NumMabs) {
   DefaultMask.Entry = 0;
   DefaultMask.Targets = MaskAll;
+  setStepThreads(defaultStepThreads());
 }
 
 Machine::~Machine() = default;
+
+void Machine::setStepThreads(unsigned count, bool fixedRanges) {
+  // Ranges of whole groups: 1, 2 or 4 threads.
+  unsigned wanted = count >= NumGroups ? NumGroups : count >= 2 ? 2 : 1;
+  Threads.reset();
+  StepThreadCount = wanted;
+  FixedStepRanges = fixedRanges;
+}
+
+unsigned Machine::stepThreads() const { return StepThreadCount; }
+
+StepThreads::StepThreads(unsigned count, bool fixedRanges)
+    : Count(count), FixedRanges(fixedRanges) {
+  NextRange.store(Count, std::memory_order_relaxed); // nothing to claim yet
+  for (unsigned i = 1; i < Count; ++i)
+    Helpers.emplace_back([this, i] { helperLoop(i); });
+}
+
+StepThreads::~StepThreads() {
+  {
+    std::lock_guard<std::mutex> lock(Mutex);
+    Stopping.store(true, std::memory_order_relaxed);
+    Generation.fetch_add(1, std::memory_order_release);
+  }
+  Wake.notify_all();
+  for (std::thread &helper : Helpers)
+    helper.join();
+}
+
+PeRange StepThreads::rangeOf(unsigned index) const {
+  constexpr unsigned PesPerGroup = NumPes / NumGroups;
+  PeRange range;
+  range.Begin = index * NumGroups / Count * PesPerGroup;
+  range.End = (index + 1) * NumGroups / Count * PesPerGroup;
+  return range;
+}
+
+void StepThreads::run(void (*work)(void *, PeRange), void *context) {
+  if (!FixedRanges && SerialStepsLeft != 0) {
+    // The helpers were late (the host is busy): the caller alone, with no
+    // hand-over to pay for, the board as one range.
+    --SerialStepsLeft;
+    work(context, PeRange());
+    return;
+  }
+  // Published before the ranges can be claimed (NextRange's release).
+  Work = work;
+  Context = context;
+  Finished.store(0, std::memory_order_relaxed);
+  NextRange.store(0, std::memory_order_release);
+  {
+    // Under the mutex, so that a helper going to sleep cannot miss it.
+    std::lock_guard<std::mutex> lock(Mutex);
+    Generation.fetch_add(1, std::memory_order_release);
+  }
+  Wake.notify_all();
+  // The caller claims ranges too, so a helper that is slow to wake costs
+  // no more than running its range here.
+  unsigned ranAlone = 1;
+  if (FixedRanges) {
+    work(context, rangeOf(0));
+    Finished.fetch_add(1, std::memory_order_acq_rel);
+  } else {
+    ranAlone = runClaimedRanges();
+  }
+  for (unsigned spins = 0; Finished.load(std::memory_order_acquire) != Count;
+       ++spins) {
+    if (spins < HelperSpins)
+      spinPause();
+    else
+      std::this_thread::yield();
+  }
+  // Where the helpers take part in fewer than half of the steps of a
+  // window, their CPUs are busy with other work: run the next steps on the
+  // caller alone, longer each time it happens again.
+  if (FixedRanges)
+    return;
+  ++WindowSteps;
+  HelpedSteps += ranAlone < Count;
+  if (WindowSteps == ProbeSteps) {
+    if (2 * HelpedSteps < WindowSteps) {
+      SerialStepsLeft = SerialSteps;
+      SerialSteps = std::min(2 * SerialSteps, MaxSerialSteps);
+    } else {
+      SerialSteps = MinSerialSteps;
+    }
+    WindowSteps = HelpedSteps = 0;
+  }
+}
+
+unsigned StepThreads::runClaimedRanges() {
+  unsigned ran = 0;
+  for (;;) {
+    unsigned index = NextRange.fetch_add(1, std::memory_order_acq_rel);
+    if (index >= Count)
+      return ran;
+    Work(Context, rangeOf(index));
+    ++ran;
+    Finished.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+void StepThreads::helperLoop(unsigned index) {
+  uint64_t seen = 0;
+  for (;;) {
+    uint64_t generation;
+    unsigned spins = 0;
+    while ((generation = Generation.load(std::memory_order_acquire)) == seen) {
+      if (++spins < HelperSpins) {
+        spinPause();
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(Mutex);
+      Wake.wait(lock, [&] {
+        return Generation.load(std::memory_order_acquire) != seen;
+      });
+    }
+    seen = generation;
+    if (Stopping.load(std::memory_order_acquire))
+      return;
+    if (FixedRanges) {
+      // The caller waits for this range: the generation is the current
+      // step's, and its acquire published Work and Context.
+      Work(Context, rangeOf(index));
+      Finished.fetch_add(1, std::memory_order_acq_rel);
+      continue;
+    }
+    // Late for this step (the caller took every range), a claim fails; a
+    // claim that succeeds is of the step being run, whose Work and
+    // Context NextRange published.
+    runClaimedRanges();
+  }
+}
 
 void Machine::decodeMatrix(size_t index, Precision prec) const {
   DecodedMatrix &decoded = DecodedMatrices[index];

@@ -9,6 +9,7 @@
 
 #include "mncc/emu/Numerics.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -932,6 +933,145 @@ void toBlockFloatHalf(const uint16_t *in, uint16_t *out, unsigned n,
   if (mantissaBits > Half::ManBits)
     mantissaBits = Half::ManBits;
   toBlockFloat<Half>(in, out, n, Half::ManBits - mantissaBits, extended);
+}
+
+namespace {
+
+/// Rounds a half significand (below 2^(ManBits + 1)) right by shift bits,
+/// 1 <= shift <= ManBits + 2, to nearest even: adding half the unit less
+/// one, plus the kept lowest bit, carries exactly when the rest is above
+/// half, or is half and the kept value odd. Larger shifts round to 0, as
+/// ManBits + 2 does (the significand is below half of that unit).
+constexpr unsigned HalfRoundingShiftLimit = Half::ManBits + 2;
+
+uint32_t roundHalfSignificand(uint32_t significand, uint32_t shift) {
+  return (significand + (uint32_t(1) << (shift - 1)) - 1 +
+          (significand >> shift & 1)) >>
+         shift;
+}
+
+/// One block of toBlockFloatHalfLongWords in plain integers: the steps of
+/// toBlockFloat<Half> with b = 0 and no extended representation.
+void toBlockFloatHalfBlock(const uint16_t *in, uint16_t *out) {
+  constexpr unsigned N = HalfBlockSize;
+  uint32_t maxExp = 0;
+  for (unsigned i = 0; i < N; ++i)
+    maxExp = std::max<uint32_t>(maxExp, Half::exponent(in[i]));
+  if (maxExp == 0) {
+    for (unsigned i = 0; i < N; ++i)
+      out[i] = uint16_t(in[i] & Half::SignMask);
+    return;
+  }
+  constexpr uint32_t Lead = uint32_t(1) << Half::ManBits;
+  uint32_t blockExp = maxExp;
+  for (unsigned i = 0; i < N && maxExp != Half::MaxExp; ++i)
+    if (Half::exponent(in[i]) == maxExp &&
+        roundHalfSignificand(Lead | Half::mantissa(in[i]), 1) >>
+            Half::ManBits) {
+      ++blockExp;
+      break;
+    }
+  if (blockExp >= Half::MaxExp) {
+    for (unsigned i = 0; i < N; ++i)
+      out[i] = Half::pack(Half::sign(in[i]), Half::MaxExp, 0);
+    return;
+  }
+  for (unsigned i = 0; i < N; ++i) {
+    uint32_t exp = Half::exponent(in[i]);
+    uint32_t mantissa = 0;
+    if (exp != 0)
+      mantissa = roundHalfSignificand(
+          Lead | Half::mantissa(in[i]),
+          std::min<uint32_t>(blockExp - exp + 1, HalfRoundingShiftLimit));
+    out[i] = Half::pack(Half::sign(in[i]), blockExp, uint16_t(mantissa));
+  }
+}
+
+#ifdef MNCC_EMU_AVX512
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+/// toBlockFloatHalfBlock on a block in one 256-bit vector: the block's
+/// largest exponent by three folds, the rounding shifts per element
+/// (vpsrlvw / vpsllvw).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void
+toBlockFloatHalfLongWordsAvx512(const uint64_t *in, uint64_t *out,
+                                unsigned blocks) {
+  const __m256i expMask = _mm256_set1_epi16(int16_t(Half::MaxExp));
+  const __m256i manMask = _mm256_set1_epi16(int16_t(Half::ManMask));
+  const __m256i signMask = _mm256_set1_epi16(int16_t(Half::SignMask));
+  const __m256i lead = _mm256_set1_epi16(int16_t(1u << Half::ManBits));
+  const __m256i one = _mm256_set1_epi16(1);
+  const __m256i shiftLimit = _mm256_set1_epi16(HalfRoundingShiftLimit);
+  for (unsigned b = 0; b < blocks; ++b) {
+    __m256i x =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + 4 * b));
+    __m256i exp =
+        _mm256_and_si256(_mm256_srli_epi16(x, Half::ManBits), expMask);
+    __m256i fold =
+        _mm256_max_epu16(exp, _mm256_permute2x128_si256(exp, exp, 1));
+    fold = _mm256_max_epu16(fold, _mm256_shuffle_epi32(fold, 0x4e));
+    fold = _mm256_max_epu16(fold, _mm256_shuffle_epi32(fold, 0xb1));
+    fold = _mm256_max_epu16(fold, _mm256_srli_epi32(fold, 16));
+    uint32_t maxExp = uint32_t(_mm256_cvtsi256_si32(fold)) & 0xffff;
+    __m256i sign = _mm256_and_si256(x, signMask);
+    __m256i result = sign;
+    if (maxExp != 0) {
+      // Rounding a largest-exponent element carries out of the kept bits
+      // exactly when its mantissa is all ones (1.11..1 to even is 10.0).
+      __mmask16 carries = _mm256_mask_cmpeq_epi16_mask(
+          _mm256_cmpeq_epi16_mask(exp, _mm256_set1_epi16(int16_t(maxExp))),
+          _mm256_and_si256(x, manMask), manMask);
+      uint32_t blockExp = maxExp + (maxExp != Half::MaxExp && carries != 0);
+      if (blockExp >= Half::MaxExp) {
+        result = _mm256_or_si256(
+            sign, _mm256_set1_epi16(int16_t(Half::MaxExp << Half::ManBits)));
+      } else {
+        __m256i block = _mm256_set1_epi16(int16_t(blockExp));
+        __m256i shift = _mm256_min_epu16(
+            _mm256_sub_epi16(_mm256_add_epi16(block, one), exp), shiftLimit);
+        __m256i significand =
+            _mm256_or_si256(_mm256_and_si256(x, manMask), lead);
+        __m256i kept = _mm256_add_epi16(
+            _mm256_add_epi16(
+                significand,
+                _mm256_sub_epi16(
+                    _mm256_sllv_epi16(one, _mm256_sub_epi16(shift, one)), one)),
+            _mm256_and_si256(_mm256_srlv_epi16(significand, shift), one));
+        __m256i mantissa =
+            _mm256_and_si256(_mm256_srlv_epi16(kept, shift), manMask);
+        // An element with exponent 0 is a zero: mantissa 0.
+        mantissa =
+            _mm256_maskz_mov_epi16(_mm256_test_epi16_mask(exp, exp), mantissa);
+        result = _mm256_or_si256(
+            _mm256_or_si256(sign, _mm256_slli_epi16(block, Half::ManBits)),
+            mantissa);
+      }
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + 4 * b), result);
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+} // namespace
+
+void toBlockFloatHalfLongWords(const uint64_t *in, uint64_t *out,
+                               unsigned blocks) {
+#ifdef MNCC_EMU_AVX512
+  if (hasAvx512()) {
+    toBlockFloatHalfLongWordsAvx512(in, out, blocks);
+    return;
+  }
+#endif
+  // Each long word holds four whole halves at 16-bit boundaries, so its
+  // bytes are four halves in some order in host memory; the conversion
+  // does not depend on that order.
+  for (unsigned b = 0; b < blocks; ++b) {
+    uint16_t elements[HalfBlockSize];
+    std::memcpy(elements, in + 4 * b, sizeof elements);
+    toBlockFloatHalfBlock(elements, elements);
+    std::memcpy(out + 4 * b, elements, sizeof elements);
+  }
 }
 
 uint16_t halfBlockFloatToExtended(uint16_t element) {

@@ -16,9 +16,13 @@
 #include "mncc/emu/Parser.h"
 #include "mncc/emu/Program.h"
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -75,6 +79,78 @@ private:
   T *Data;
 };
 
+/// The PEs [Begin, End) of a step that one thread executes. Ranges are
+/// whole groups (StepThreads, Machine.cpp), so every exchange a step makes
+/// between PEs, MABs, L1Bs or L2Bs stays inside one range.
+struct PeRange {
+  unsigned Begin = 0;
+  unsigned End = NumPes;
+  unsigned size() const { return End - Begin; }
+  unsigned firstMab() const { return Begin / PesPerMab; }
+  unsigned endMab() const { return End / PesPerMab; }
+  unsigned firstL1b() const { return Begin / (PesPerMab * MabsPerL1b); }
+  unsigned endL1b() const { return End / (PesPerMab * MabsPerL1b); }
+  unsigned firstL2b() const {
+    return Begin / (PesPerMab * MabsPerL1b * L1bsPerL2b);
+  }
+  unsigned endL2b() const {
+    return End / (PesPerMab * MabsPerL1b * L1bsPerL2b);
+  }
+};
+
+/// Helper threads that run the ranges of a PE step beside the calling
+/// thread (Machine::setStepThreads). Every thread claims ranges until none
+/// is left, the caller too; a helper spins a little after each step, for
+/// the next one comes soon, then sleeps until woken.
+class StepThreads {
+public:
+  /// count threads in all, the caller's included: 2 or 4 (a divisor of
+  /// the groups, so that every range is whole groups).
+  /// fixedRanges: thread i always runs range i, and the caller never
+  /// falls back to running alone (for tests, which must see the helpers
+  /// run every step).
+  explicit StepThreads(unsigned count, bool fixedRanges = false);
+  ~StepThreads();
+  StepThreads(const StepThreads &) = delete;
+  StepThreads &operator=(const StepThreads &) = delete;
+  unsigned count() const { return Count; }
+  /// The range thread `index` runs: groups index * G / count onwards.
+  PeRange rangeOf(unsigned index) const;
+  /// Calls work(context, range) once for every range, on whichever
+  /// thread claims it first, and returns when all have returned.
+  void run(void (*work)(void *, PeRange), void *context);
+
+private:
+  void helperLoop(unsigned index);
+  /// Runs ranges of the current step until none is left to claim; returns
+  /// how many it ran.
+  unsigned runClaimedRanges();
+
+  unsigned Count;
+  bool FixedRanges;
+  std::vector<std::thread> Helpers;
+  /// Bumped (under Mutex) to hand out a step, or to stop.
+  std::atomic<uint64_t> Generation{0};
+  /// The next range of the step to claim, and the ranges finished.
+  std::atomic<unsigned> NextRange{0};
+  std::atomic<unsigned> Finished{0};
+  void (*Work)(void *, PeRange) = nullptr;
+  void *Context = nullptr;
+  std::atomic<bool> Stopping{false};
+  std::mutex Mutex;
+  /// The caller's view of how much the helpers help (run): steps of the
+  /// current window and those a helper took part in; steps still to run
+  /// alone, and how many the next time the helpers fall behind.
+  static constexpr unsigned ProbeSteps = 64;
+  static constexpr unsigned MinSerialSteps = 1024;
+  static constexpr unsigned MaxSerialSteps = 1u << 16;
+  unsigned WindowSteps = 0;
+  unsigned HelpedSteps = 0;
+  unsigned SerialStepsLeft = 0;
+  unsigned SerialSteps = MinSerialSteps;
+  std::condition_variable Wake;
+};
+
 /// One 128-bit value per PE: High is the most significant long word.
 struct WideLanes {
   uint64_t High[NumPes];
@@ -96,6 +172,13 @@ public:
   /// Counts steps and cycles of later runs into timer (null: none). Timing
   /// is kept per statement, outside the per-PE loops.
   void setTiming(Timing *timer) { Timer = timer; }
+  /// Threads that execute each PE step, each on its own groups: 1 runs
+  /// every step on the calling thread; the default is 2 where the host has
+  /// two CPUs or more, unless the environment sets MNCC_EMU_THREADS. The
+  /// results are the same for every count (the ranges share no state).
+  /// fixedRanges as for StepThreads (tests).
+  void setStepThreads(unsigned count, bool fixedRanges = false);
+  unsigned stepThreads() const;
 
   /// Fills every memory and register a program can read before writing it
   /// with pseudo-random bytes that depend only on the seed and the
@@ -166,17 +249,24 @@ private:
   // Step execution helpers (ExecutePe.cpp).
   /// `highOnly`: the consumer reads only the most significant long words,
   /// so the least significant ones may be left as they are.
+  /// Each works on the PEs of `range` (whole groups) only, and every array
+  /// indexed by PE is indexed by the PE's number on the board.
   void readOperand(const Operand &op, unsigned cycle, const Expression &expr,
-                   WideLanes &out, bool highOnly = false) const;
+                   WideLanes &out, PeRange range, bool highOnly = false) const;
   void computeWordAddresses(const Operand &op, unsigned cycle,
-                            uint32_t *addresses) const;
-  void cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits) const;
+                            uint32_t *addresses, PeRange range) const;
+  void cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
+                 PeRange range) const;
   void writeDestination(const Operand &op, unsigned cycle,
-                        const WideLanes &value, const uint8_t *flags);
+                        const WideLanes &value, const uint8_t *flags,
+                        PeRange range);
   void executeAlu(const Expression &expr, const WideLanes *const *sources,
-                  WideLanes &result, uint8_t *flags) const;
+                  WideLanes &result, uint8_t *flags, PeRange range) const;
   void executeMau(const Expression &expr, const WideLanes *const *sources,
-                  WideLanes &result, uint8_t *flags) const;
+                  WideLanes &result, uint8_t *flags, PeRange range) const;
+  /// The PEs of a step: read, compute and write them (executeStep).
+  struct PendingExpression;
+  void executeStepRange(std::vector<PendingExpression> &pending, PeRange range);
 
   /// A matrix register decoded for the MAU's matrix-vector products at one
   /// precision. It is decoded again when the register may have changed
@@ -222,8 +312,10 @@ private:
   uint64_t matrixElementAt(Space space, unsigned mab, unsigned row,
                            unsigned column, unsigned bits) const;
   void readTransfer(const Expression &expr, unsigned cycle,
-                    const WideLanes *const *sources, WideLanes &out) const;
-  void commitTransfer(const Expression &expr, const WideLanes *perCycle);
+                    const WideLanes *const *sources, WideLanes &out,
+                    PeRange range) const;
+  void commitTransfer(const Expression &expr, const WideLanes *perCycle,
+                      PeRange range);
   void executeMv(const MvTransfer &mv);
 
   ZeroedArray<uint32_t> Lm0, Lm1, Grf0, Grf1;
@@ -260,6 +352,11 @@ private:
   /// DefaultMask for all of its destinations (decision S33).
   bool DefaultMaskCancelled = false;
   Timing *Timer = nullptr;
+  /// The helper threads of the PE steps (null: steps run on the caller),
+  /// started at the first step when StepThreadCount is above 1.
+  std::unique_ptr<StepThreads> Threads;
+  unsigned StepThreadCount = 1;
+  bool FixedStepRanges = false;
   /// The L1BM turnaround registers (`$lbi`), TurnaroundLongWords per L1B,
   /// allocated on first use (ExecuteTransfer.cpp), and whether the step
   /// being committed updates them (not under nop / noforward).

@@ -518,6 +518,15 @@ void toBlockFloatPseudoSingle(const uint32_t *in, uint32_t *out, unsigned n);
 /// extended representation.
 void toBlockFloatHalf(const uint16_t *in, uint16_t *out, unsigned n,
                       unsigned mantissaBits = 9, bool extended = false);
+/// hbfn as the ALU runs it (9 significant bits, not extended) on `blocks`
+/// blocks of four long words each, every long word four halves: block m is
+/// in[4m .. 4m + 3], the vector of one MAB's four PEs. The same bits as
+/// toBlockFloatHalf on each block (whose result does not depend on the
+/// order of the elements), without its 128-bit arithmetic: the conversion
+/// of every PE of the board runs through here once per cycle. `in` and
+/// `out` may be the same.
+void toBlockFloatHalfLongWords(const uint64_t *in, uint64_t *out,
+                               unsigned blocks);
 /// hbfe: one half block-float element into the extended representation. An
 /// element that lost at least 6 leading bits to the block exponent (its
 /// mantissa is below 2^3) moves to exponent field 0 with the mantissa

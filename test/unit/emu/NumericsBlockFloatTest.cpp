@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <vector>
 
 using namespace mncc::emu;
@@ -174,6 +175,110 @@ TEST(NumericsBlockFloat, ConvertedBlocksFeedTheMau) {
   // Without it 2^-10 is lost and 2^-6 survives: 0x3fc20000.
   Halves plain = halfBlock({0x3e00, 0x3c00, 0x3200, 0x2a00});
   EXPECT_EQ(mauMatVecHalf(plain.data(), ones.data(), 4, 0), 0x3fc20000u);
+}
+
+/// Restores the 512-bit paths however a test that turns them off ends.
+struct WidePathsRestored {
+  ~WidePathsRestored() { allowWideMatVec(true); }
+};
+
+/// A random half whose exponent is drawn from a few near the block's top,
+/// zero, or (rarely) the infinite field, and whose mantissa is often all
+/// ones or all zeros: the cases where the block exponent steps up, turns
+/// infinite or an element rounds away or to a tie.
+uint16_t edgyHalf(uint64_t &state, unsigned topExp) {
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  uint32_t r = uint32_t(state >> 33);
+  uint32_t sign = r & 1;
+  uint32_t exp;
+  switch (r >> 1 & 7) {
+  case 0:
+    exp = 0;
+    break;
+  case 1:
+    exp = (r >> 4 & 15) == 0 ? Half::MaxExp : topExp;
+    break;
+  case 2:
+  case 3:
+    exp = topExp;
+    break;
+  default:
+    exp = topExp > (r >> 4 & 15) ? topExp - (r >> 4 & 15) : 1;
+    break;
+  }
+  uint32_t mantissa = r >> 8 & Half::ManMask;
+  if ((r >> 20 & 3) == 0)
+    mantissa = Half::ManMask;
+  else if ((r >> 20 & 3) == 1)
+    mantissa = (r >> 22 & 1) ? 0 : Half::ManMask - 1;
+  return Half::pack(sign, exp, uint16_t(mantissa));
+}
+
+TEST(NumericsBlockFloat, HalfLongWordsMatchTheElementPath) {
+  // The executor's hbfn over whole boards against toBlockFloatHalf per
+  // block, on the narrow path and (where the CPU has it) the 512-bit one.
+  constexpr unsigned Blocks = 4096;
+  std::vector<uint64_t> in(4 * Blocks);
+  uint64_t state = 12345;
+  for (unsigned b = 0; b < Blocks; ++b) {
+    // Tops 1, 2, 61, 62, 63 and others: the block exponent's extremes.
+    unsigned top = b % 8 == 0   ? 62
+                   : b % 8 == 1 ? 61
+                   : b % 8 == 2 ? 1
+                   : b % 8 == 3 ? 63
+                                : 2 + b % 59;
+    for (unsigned k = 0; k < 4; ++k) {
+      uint64_t word = 0;
+      for (unsigned j = 0; j < 4; ++j)
+        word = word << 16 | edgyHalf(state, top);
+      in[4 * b + k] = b % 97 == 5 ? 0 : word; // some all-zero blocks
+    }
+  }
+  std::vector<uint64_t> expected(in.size());
+  for (unsigned b = 0; b < Blocks; ++b) {
+    uint16_t elements[16], converted[16];
+    for (unsigned k = 0; k < 4; ++k)
+      for (unsigned j = 0; j < 4; ++j)
+        elements[4 * k + j] = uint16_t(in[4 * b + k] >> (48 - 16 * j));
+    toBlockFloatHalf(elements, converted, 16);
+    for (unsigned k = 0; k < 4; ++k) {
+      uint64_t word = 0;
+      for (unsigned j = 0; j < 4; ++j)
+        word = word << 16 | converted[4 * k + j];
+      expected[4 * b + k] = word;
+    }
+  }
+  unsigned stepped = 0, infinite = 0;
+  for (unsigned b = 0; b < Blocks; ++b) {
+    uint32_t exp = Half::exponent(uint16_t(expected[4 * b] >> 48));
+    unsigned top = 0;
+    for (unsigned k = 0; k < 4; ++k)
+      for (unsigned j = 0; j < 4; ++j)
+        top = std::max<unsigned>(
+            top, Half::exponent(uint16_t(in[4 * b + k] >> (48 - 16 * j))));
+    stepped += top != 0 && exp == top + 1 && exp != Half::MaxExp;
+    infinite += exp == Half::MaxExp;
+  }
+  // The input reaches the cases it is meant to.
+  EXPECT_GT(stepped, 100u);
+  EXPECT_GT(infinite, 100u);
+
+  WidePathsRestored restored;
+  for (bool wide : {false, true}) {
+    if (!allowWideMatVec(wide) && wide)
+      continue;
+    std::vector<uint64_t> out(in.size(), 0x5a5a5a5a5a5a5a5aull);
+    toBlockFloatHalfLongWords(in.data(), out.data(), Blocks);
+    for (unsigned i = 0; i < in.size(); ++i)
+      ASSERT_EQ(out[i], expected[i])
+          << "long word " << i << " wide " << wide << " in " << std::hex
+          << in[i - i % 4] << ' ' << in[i - i % 4 + 1] << ' '
+          << in[i - i % 4 + 2] << ' ' << in[i - i % 4 + 3];
+    // In place, as the executor may call it.
+    std::vector<uint64_t> inPlace = in;
+    toBlockFloatHalfLongWords(inPlace.data(), inPlace.data(), Blocks);
+    EXPECT_EQ(inPlace, expected) << "wide " << wide;
+  }
 }
 
 } // namespace
