@@ -4,6 +4,8 @@
 
 #include "mncc/emu/Numerics.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace mncc;
@@ -169,43 +171,58 @@ double deviceFloat(DeviceType type, const void *source, int64_t i) {
   return 0;
 }
 
+/// ONNX Cast of a floating value to an integer: toward zero, saturated at
+/// int32's range (ONNX leaves values out of range undefined; the device's
+/// integers are int32), NaN to zero.
+int64_t truncatedInteger(double value) {
+  if (std::isnan(value))
+    return 0;
+  double limited = std::min(std::max(std::trunc(value), -2147483648.0),
+                            2147483647.0);
+  return int64_t(limited);
+}
+
 } // namespace
 
 bool codegen::hostToDevice(DType from, const void *source, DeviceType to,
                            void *destination, int64_t count) {
   if (!deviceHolds(from))
     return false;
+  // Between an integer and a floating type the conversion is ONNX's Cast
+  // (a Cast at the graph's edge is done here: passes/l3 LowerToL3).
   bool hostFloating = reference::isFloatingPoint(from);
-  if (hostFloating != isFloatingDeviceType(to))
-    return false;
+  // Integers convert exactly to double (the device holds int32 values),
+  // then round once into the device format.
+  bool throughDouble = from == DType::Float64 || !hostFloating;
+  auto value = [&](int64_t i) {
+    return hostFloating ? hostFloat(from, source, i)
+                        : double(hostInteger(from, source, i));
+  };
   for (int64_t i = 0; i < count; ++i) {
     switch (to) {
     case DeviceType::Half: {
       // Through the wider of the two IEEE formats the host value fits, so
       // the value is rounded once, into the device's half.
-      uint16_t bits =
-          from == DType::Float64
-              ? emu::reduceFormat<emu::Double, emu::Half>(
-                    doubleBits(hostFloat(from, source, i)))
-              : emu::singleToHalf(floatBits(float(hostFloat(from, source, i))));
+      uint16_t bits = throughDouble
+                          ? emu::reduceFormat<emu::Double, emu::Half>(
+                                doubleBits(value(i)))
+                          : emu::singleToHalf(floatBits(float(value(i))));
       static_cast<uint16_t *>(destination)[i] = bits;
       break;
     }
     case DeviceType::Single: {
-      uint32_t bits =
-          from == DType::Float64
-              ? emu::doubleToSingle(doubleBits(hostFloat(from, source, i)))
-              : floatBits(float(hostFloat(from, source, i)));
+      uint32_t bits = throughDouble ? emu::doubleToSingle(doubleBits(value(i)))
+                                    : floatBits(float(value(i)));
       static_cast<uint32_t *>(destination)[i] = bits;
       break;
     }
     case DeviceType::Double:
-      static_cast<uint64_t *>(destination)[i] =
-          doubleBits(hostFloat(from, source, i));
+      static_cast<uint64_t *>(destination)[i] = doubleBits(value(i));
       break;
     case DeviceType::Int32:
-      static_cast<int32_t *>(destination)[i] =
-          static_cast<int32_t>(hostInteger(from, source, i));
+      static_cast<int32_t *>(destination)[i] = static_cast<int32_t>(
+          hostFloating ? truncatedInteger(hostFloat(from, source, i))
+                       : hostInteger(from, source, i));
       break;
     }
   }
@@ -214,12 +231,17 @@ bool codegen::hostToDevice(DType from, const void *source, DeviceType to,
 
 bool codegen::deviceToHost(DeviceType from, const void *source, DType to,
                            void *destination, int64_t count) {
+  // Between an integer and a floating type the conversion is ONNX's Cast,
+  // as in hostToDevice.
   bool hostFloating = reference::isFloatingPoint(to);
-  if (hostFloating != isFloatingDeviceType(from))
-    return false;
+  bool deviceFloating = isFloatingDeviceType(from);
   for (int64_t i = 0; i < count; ++i) {
     if (!hostFloating) {
-      int64_t value = static_cast<const int32_t *>(source)[i];
+      double real = deviceFloating ? deviceFloat(from, source, i) : 0;
+      int64_t value = !deviceFloating ? static_cast<const int32_t *>(source)[i]
+                      // Cast to bool: any nonzero value, 0.5 included.
+                      : to == DType::Bool ? int64_t(real != 0)
+                                          : truncatedInteger(real);
       switch (to) {
       case DType::Int32:
         static_cast<int32_t *>(destination)[i] = int32_t(value);

@@ -14,6 +14,7 @@
 #include "Artifacts.h"
 
 #include "mncc/codegen/MLIRBridge.h"
+#include "mncc/dialects/onnx/OnnxOps.h"
 #include "mncc/onnx/TensorIo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -326,7 +327,11 @@ mncc::pipeline::wholeGraphHostReason(ModuleOp module) {
       return;
     auto tensor = llvm::dyn_cast<RankedTensorType>(type);
     std::string what;
-    if (!tensor)
+    if (llvm::isa<onnx::SeqType>(type))
+      what = "a sequence, " + printed(type) + ",";
+    else if (llvm::isa<onnx::OptType>(type))
+      what = "an optional, " + printed(type) + ",";
+    else if (!tensor)
       what = "a value of type " + printed(type);
     else if (!tensor.hasStaticShape())
       what = "a tensor whose shape is known only at run time (" +
@@ -338,13 +343,8 @@ mncc::pipeline::wholeGraphHostReason(ModuleOp module) {
       reason = "the graph holds " + what + " (" + where + ")";
   };
   for (auto function : module.getOps<func::FuncOp>()) {
-    // The runtimes pass tensors in and out; a graph whose inputs or
-    // outputs are sequences or optionals is left to the graph phase, which
-    // says the device does not take it.
-    auto isTensor = [](Type type) { return llvm::isa<TensorType>(type); };
-    if (!llvm::all_of(function.getArgumentTypes(), isTensor) ||
-        !llvm::all_of(function.getResultTypes(), isTensor))
-      return std::nullopt;
+    // A sequence or optional input or output is a value of no device
+    // form like any other: the runtimes pass such values to pfvm:cpu.
     for (BlockArgument argument : function.getArguments()) {
       std::string name = "input " + std::to_string(argument.getArgNumber());
       if (auto names = function.getArgAttrOfType<StringAttr>(
@@ -353,10 +353,29 @@ mncc::pipeline::wholeGraphHostReason(ModuleOp module) {
       check(argument, name);
     }
     function.walk([&](Operation *op) {
-      if (llvm::isa<func::FuncOp, func::ReturnOp>(op))
+      if (reason || llvm::isa<func::FuncOp, func::ReturnOp>(op))
         return;
+      std::string node = "node '" + nodeNameOf(op) + "'";
+      // A subgraph's body runs once per iteration or branch, decided at
+      // run time: no device program holds it, and the graph's values
+      // around it would cross to the host and back at every node.
+      if (op->getNumRegions() != 0 && onnxOpTypeOf(op) != "Constant") {
+        reason = "the graph holds " + node + " (" + onnxOpTypeOf(op) +
+                 "), an operator with subgraphs, which the device does not "
+                 "run";
+        return;
+      }
+      // Gradient differentiates through the nodes that compute its
+      // inputs: only pfvm:cpu's interpreter, holding the whole graph,
+      // knows them.
+      if (onnxOpTypeOf(op) == "Gradient") {
+        reason = "the graph holds " + node +
+                 " (Gradient), which differentiates through the graph's "
+                 "other nodes";
+        return;
+      }
       for (Value result : op->getResults())
-        check(result, "node '" + nodeNameOf(op) + "'");
+        check(result, node);
     });
   }
   return reason;
@@ -373,19 +392,20 @@ LogicalResult mncc::pipeline::writeWholeHostArtifacts(
   manifest["float_dtype"] = options.getText(OptionId::float_dtype);
   manifest["whole_graph_on_host"] = reason;
   manifest["host"] = "host.mlir";
+  // The graph's own nodes: a subgraph's nodes run inside theirs.
   nlohmann::json partitions = nlohmann::json::array();
   for (auto function : module.getOps<func::FuncOp>())
-    function.walk([&](Operation *op) {
-      if (llvm::isa<func::FuncOp, func::ReturnOp>(op) ||
-          onnxOpTypeOf(op) == "Constant")
-        return;
+    for (Operation &op : function.getBody().getOps()) {
+      if (llvm::isa<func::ReturnOp, onnx::InitializerOp, onnx::NoneOp>(op) ||
+          onnxOpTypeOf(&op) == "Constant")
+        continue;
       nlohmann::json partition;
-      partition["node"] = nodeNameOf(op);
-      partition["op_type"] = onnxOpTypeOf(op);
+      partition["node"] = nodeNameOf(&op);
+      partition["op_type"] = onnxOpTypeOf(&op);
       partition["where"] = "host";
       partition["why"] = reason + ": the whole graph runs on pfvm:cpu";
       partitions.push_back(partition);
-    });
+    }
   std::string text;
   llvm::raw_string_ostream os(text);
   module.print(os, OpPrintingFlags());

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mncc;
@@ -35,6 +37,9 @@ public:
         if (auto type = llvm::dyn_cast<RankedTensorType>(info.type)) {
           tensor.type = referenceDTypeOf(type.getElementType());
           tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+        } else {
+          llvm::raw_string_ostream os(tensor.valueType);
+          info.type.print(os);
         }
         result.push_back(tensor);
       }
@@ -48,19 +53,34 @@ public:
   const std::vector<TensorInfo> &outputs() const override { return Outputs; }
 
   bool run(const std::vector<reference::Tensor> &inputs,
-           std::vector<reference::Tensor> &outputs, const RunOptions &,
-           runtime::RunProfile *, std::string &error) override {
+           std::vector<reference::Tensor> &outputs, const RunOptions &options,
+           runtime::RunProfile *profile, std::string &error) override {
     std::vector<reference::Value> in, out;
     for (const reference::Tensor &tensor : inputs)
       in.push_back(reference::Value(tensor));
-    reference::Status status = Program->run(in, out);
+    if (!runValues(in, out, options, profile, error))
+      return false;
+    outputs.clear();
+    for (auto [i, value] : llvm::enumerate(out)) {
+      if (!value.isTensor()) {
+        error = "output '" + Outputs[i].name +
+                "' is a sequence or optional, not a tensor";
+        return false;
+      }
+      outputs.push_back(std::move(value.tensor));
+    }
+    return true;
+  }
+
+  bool runValues(const std::vector<reference::Value> &inputs,
+                 std::vector<reference::Value> &outputs, const RunOptions &,
+                 runtime::RunProfile *, std::string &error) override {
+    outputs.clear();
+    reference::Status status = Program->run(inputs, outputs);
     if (!status.ok()) {
       error = status.message();
       return false;
     }
-    outputs.clear();
-    for (reference::Value &value : out)
-      outputs.push_back(std::move(value.tensor));
     return true;
   }
 

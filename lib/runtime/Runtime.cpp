@@ -10,6 +10,27 @@ using namespace mncc::runtime;
 
 Executable::~Executable() = default;
 
+bool Executable::runValues(const std::vector<reference::Value> &inputs,
+                           std::vector<reference::Value> &outputs,
+                           const RunOptions &options, RunProfile *profile,
+                           std::string &error) {
+  std::vector<reference::Tensor> tensors, results;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].isTensor()) {
+      error = "input " + std::to_string(i) +
+              " is a sequence or optional; the device takes tensors only";
+      return false;
+    }
+    tensors.push_back(inputs[i].tensor);
+  }
+  if (!run(tensors, results, options, profile, error))
+    return false;
+  outputs.clear();
+  for (reference::Tensor &tensor : results)
+    outputs.push_back(reference::Value(std::move(tensor)));
+  return true;
+}
+
 const std::vector<DeviceInfo> &runtime::listDevices() {
   static const std::vector<DeviceInfo> devices = {
       {"pfvm:cpu", "the host reference executor (pfvm:cpu kernels)", "model"},

@@ -208,12 +208,17 @@ private:
       if (!inner || inner->getName().getStringRef() != "onnx.Cast")
         return;
       Value original = inner->getOperand(0);
-      // Only widen-then-narrow is exact: half -> single -> half.
-      auto originalType = llvm::cast<RankedTensorType>(original.getType());
-      auto middleType = llvm::cast<RankedTensorType>(input.getType());
+      // Only widen-then-narrow within one kind is exact: half -> single ->
+      // half; single -> int32 -> single truncates.
+      Type originalElement =
+          llvm::cast<RankedTensorType>(original.getType()).getElementType();
+      Type middleElement =
+          llvm::cast<RankedTensorType>(input.getType()).getElementType();
       if (original.getType() == result.getType() &&
-          originalType.getElementType().getIntOrFloatBitWidth() <=
-              middleType.getElementType().getIntOrFloatBitWidth()) {
+          llvm::isa<FloatType>(originalElement) ==
+              llvm::isa<FloatType>(middleElement) &&
+          originalElement.getIntOrFloatBitWidth() <=
+              middleElement.getIntOrFloatBitWidth()) {
         result.replaceAllUsesWith(original);
         op->erase();
         if (inner->use_empty())

@@ -3,6 +3,7 @@
 #include "mncc/passes/l3/Passes.h"
 
 #include "mncc/codegen/MLIRBridge.h"
+#include "mncc/dialects/onnx/OnnxDialect.h"
 #include "mncc/reference/Kernel.h"
 
 #include "mlir/IR/Builders.h"
@@ -76,8 +77,12 @@ public:
           return;
         }
         auto domain = kernel->getAttrOfType<StringAttr>("domain");
-        // Nodes of other domains have no host function form yet.
-        if (domain || !reference::lookupKernel("", kernel.getOpType())) {
+        // An operator of the dialect names its domain in the dialect's
+        // table (Adagrad: ai.onnx.preview.training); nodes of other
+        // domains (onnx.Custom) have no host function form yet.
+        const onnx::OnnxOpInfo *info = onnx::lookupOnnxOp(kernel.getOpType());
+        if (domain || !info ||
+            !reference::lookupKernel(info->domain, kernel.getOpType())) {
           kernel.emitError("node '")
               << kernel.getNode() << "' ("
               << (domain ? domain.str() + "." : std::string())

@@ -25,6 +25,7 @@
 #include "mncc/runtime/Runtime.h"
 #include "mncc/support/Diagnostics.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringExtras.h"
@@ -192,8 +193,8 @@ bool writeValueFiles(llvm::StringRef dir, const std::vector<std::string> &names,
 /// the rest. Fails with a message when one is missing or wrong.
 bool collectInputs(MLIRContext &context,
                    const std::vector<mncc::runtime::TensorInfo> &infos,
-                   std::vector<mncc::reference::Tensor> &tensors) {
-  tensors.assign(infos.size(), mncc::reference::Tensor());
+                   std::vector<mncc::reference::Value> &values) {
+  values.assign(infos.size(), mncc::reference::Value());
   std::vector<bool> given(infos.size(), false);
   for (const std::string &spec : runInputs) {
     auto [name, path] = llvm::StringRef(spec).split('=');
@@ -206,14 +207,28 @@ bool collectInputs(MLIRContext &context,
       return false;
     }
     size_t index = found - infos.begin();
-    Type type = RankedTensorType::get(
-        found->shape,
-        mncc::elementTypeOfOnnx(int32_t(found->type), &context));
+    // A sequence or optional (a whole graph on the host) names its type;
+    // its file is a SequenceProto or OptionalProto of any shape.
+    Type type = found->valueType.empty()
+                    ? RankedTensorType::get(
+                          found->shape, mncc::elementTypeOfOnnx(
+                                            int32_t(found->type), &context))
+                    : mlir::parseType(found->valueType, &context);
+    if (!type) {
+      llvm::errs() << "mncc: error: input '" << found->name
+                   << "': cannot read its type " << found->valueType << "\n";
+      return false;
+    }
     auto value = mncc::readValueFile(path, type);
     if (!value) {
       llvm::errs() << "mncc: error: " << llvm::toString(value.takeError())
                    << "\n";
       return false;
+    }
+    if (!found->valueType.empty()) {
+      values[index] = std::move(*value);
+      given[index] = true;
+      continue;
     }
     if (value->tensor.shape() != found->shape) {
       llvm::errs() << "mncc: error: --input '" << spec << "': shape "
@@ -222,7 +237,7 @@ bool collectInputs(MLIRContext &context,
                    << mncc::reference::shapeToString(found->shape) << "\n";
       return false;
     }
-    tensors[index] = std::move(value->tensor);
+    values[index] = std::move(*value);
     given[index] = true;
   }
   std::mt19937_64 generator(static_cast<uint64_t>(runRandomInputs));
@@ -234,6 +249,12 @@ bool collectInputs(MLIRContext &context,
       llvm::errs() << "mncc: error: no value for input '" << infos[i].name
                    << "' (give --input " << infos[i].name
                    << "=FILE or --random-inputs SEED)\n";
+      return false;
+    }
+    if (!infos[i].valueType.empty()) {
+      llvm::errs() << "mncc: error: --random-inputs cannot fill input '"
+                   << infos[i].name << "' of type " << infos[i].valueType
+                   << " (give --input " << infos[i].name << "=FILE)\n";
       return false;
     }
     mncc::reference::Tensor tensor(infos[i].type, infos[i].shape);
@@ -285,7 +306,7 @@ bool collectInputs(MLIRContext &context,
         return false;
       }
     }
-    tensors[i] = std::move(tensor);
+    values[i] = mncc::reference::Value(std::move(tensor));
   }
   return true;
 }
@@ -396,24 +417,21 @@ int runOnEmulator(const char *argv0) {
     llvm::errs() << "mncc: error: " << error << "\n";
     return 1;
   }
-  std::vector<mncc::reference::Tensor> inputs, outputs;
+  std::vector<mncc::reference::Value> inputs, outputs;
   if (!collectInputs(context, executable->inputs(), inputs))
     return 1;
   if (!runSaveInputs.empty()) {
     std::vector<std::string> inputNames;
-    std::vector<mncc::reference::Value> inputValues;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      inputNames.push_back(executable->inputs()[i].name);
-      inputValues.push_back(mncc::reference::Value(inputs[i]));
-    }
-    if (!writeValueFiles(runSaveInputs, inputNames, inputValues, "inputs"))
+    for (const auto &info : executable->inputs())
+      inputNames.push_back(info.name);
+    if (!writeValueFiles(runSaveInputs, inputNames, inputs, "inputs"))
       return 1;
   }
   mncc::runtime::RunOptions options;
   options.fillSeed = runFillRandom;
   options.profile = runProfile;
   mncc::runtime::RunProfile profile;
-  if (!executable->run(inputs, outputs, options, &profile, error)) {
+  if (!executable->runValues(inputs, outputs, options, &profile, error)) {
     llvm::errs() << "mncc: error: emu2: " << error << "\n";
     return 1;
   }
@@ -438,15 +456,16 @@ int runOnEmulator(const char *argv0) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     llvm::SmallString<256> stem(runOutputDir);
     llvm::sys::path::append(stem, fileStem(infos[i].name));
-    if (llvm::Error problem = mncc::writeOutputFiles(
-            stem, infos[i].name, mncc::reference::Value(outputs[i]))) {
+    if (llvm::Error problem =
+            mncc::writeOutputFiles(stem, infos[i].name, outputs[i])) {
       llvm::errs() << "mncc: error: " << llvm::toString(std::move(problem))
                    << "\n";
       return 1;
     }
     llvm::outs() << infos[i].name << ": "
-                 << mncc::reference::dtypeName(outputs[i].dtype()) << " "
-                 << mncc::reference::shapeToString(outputs[i].shape())
+                 << mncc::reference::dtypeName(outputs[i].tensor.dtype())
+                 << " "
+                 << mncc::reference::shapeToString(outputs[i].tensor.shape())
                  << " -> " << stem << ".{npy,pb}\n";
   }
 
@@ -467,18 +486,19 @@ int runOnEmulator(const char *argv0) {
     llvm::errs() << "mncc: error: " << error << "\n";
     return 1;
   }
-  std::vector<mncc::reference::Tensor> expected;
-  if (!host->run(inputs, expected, options, nullptr, error)) {
+  std::vector<mncc::reference::Value> expected;
+  if (!host->runValues(inputs, expected, options, nullptr, error)) {
     llvm::errs() << "mncc: error: pfvm:cpu: " << error << "\n";
     return 1;
   }
   std::string floatDtype = executable->floatDtype();
   bool allPassed = true;
   for (size_t i = 0; i < outputs.size() && i < expected.size(); ++i) {
+    // Only tensors reach here: writeOutputFiles refused any other output.
     mncc::runtime::Tolerance tolerance =
-        mncc::runtime::toleranceFor(floatDtype, expected[i].dtype());
-    mncc::runtime::Comparison comparison =
-        mncc::runtime::compare(outputs[i], expected[i], tolerance);
+        mncc::runtime::toleranceFor(floatDtype, expected[i].tensor.dtype());
+    mncc::runtime::Comparison comparison = mncc::runtime::compare(
+        outputs[i].tensor, expected[i].tensor, tolerance);
     allPassed &= comparison.passed;
     llvm::outs() << llvm::format(
         "verify %s: max abs %.3g, max rel %.3g (tolerance rtol %.0e, atol "

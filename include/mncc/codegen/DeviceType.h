@@ -49,8 +49,11 @@ bool deviceHolds(reference::DType host);
 /// `to`, written as raw bit patterns of deviceTypeBits(to) bits each
 /// (uint16_t, uint32_t or uint64_t per element, host byte order). Floating
 /// values round to nearest even; values past the format's range become
-/// infinities, values below it zero (the device has no subnormals). Returns
-/// false when the pair is not convertible.
+/// infinities, values below it zero (the device has no subnormals).
+/// Between integers and floating types the conversion is ONNX's Cast (a
+/// graph's edge Cast is done here): floating to integer toward zero,
+/// saturated at int32's range, to bool any nonzero value. Returns false
+/// when the pair is not convertible.
 bool hostToDevice(reference::DType from, const void *source, DeviceType to,
                   void *destination, int64_t count);
 /// The inverse: device bit patterns to host elements (exact for every pair

@@ -29,6 +29,11 @@ struct TensorInfo {
   std::string name;
   reference::DType type = reference::DType::Float32;
   std::vector<int64_t> shape;
+  /// The value's MLIR type as text ("!onnx.seq<tensor<?xf32>>") when it is
+  /// not a ranked tensor: a sequence, an optional or an unranked tensor,
+  /// which only a whole graph on pfvm:cpu takes (Executable::runValues).
+  /// Empty for a ranked tensor, which `type` and `shape` describe.
+  std::string valueType;
 };
 
 /// Cycles of one node on the device, from the emulator's timing model.
@@ -76,6 +81,13 @@ public:
                    std::vector<reference::Tensor> &outputs,
                    const RunOptions &options, RunProfile *profile,
                    std::string &error) = 0;
+  /// As run, for graphs whose inputs or outputs may be sequences or
+  /// optionals (TensorInfo::valueType). The default passes tensors to run
+  /// and refuses any other value.
+  virtual bool runValues(const std::vector<reference::Value> &inputs,
+                         std::vector<reference::Value> &outputs,
+                         const RunOptions &options, RunProfile *profile,
+                         std::string &error);
 };
 
 struct DeviceInfo {
