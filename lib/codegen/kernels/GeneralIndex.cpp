@@ -5,7 +5,8 @@
 // losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, which pick
 // by the target class), Trilu, and the copies whose index map is known at
 // compile time (Unsqueeze, Squeeze, Expand, Tile, DepthToSpace,
-// SpaceToDepth, Dropout in inference).
+// SpaceToDepth, Dropout in inference); CumSum, whose axis may be known only
+// at run time.
 //
 // An element program has no indirect addressing, so a runtime index i
 // along an axis of extent K selects by comparing: for each k < K, the
@@ -997,6 +998,153 @@ bool lowerSoftmaxCrossEntropy(Lowering &l) {
                          *plan.y, plan.losses, plan.weightSum, plan.ring);
 }
 
+//===----------------------------------------------------------------------===//
+// CumSum
+//===----------------------------------------------------------------------===//
+
+/// CumSum along a constant axis, the only axis of a rank-1 tensor, or an
+/// axis known only at run time: then the sums along every axis, each in a
+/// block of its own, and per element the one the axis names, selected as
+/// the file's header says (in a double program `frelu` is `drelu`, which
+/// tests bit 63: the mask word is the long word's high one).
+bool lowerCumSum(Lowering &l) {
+  if (!checkInputs(l, 2, 2) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  // Adds, copies and frelu have double forms (G13).
+  std::optional<ElementKind> kind = kindOf(l, r.inputs[0], "input 0", true);
+  if (!kind || !kindOf(l, r.outputs[0], "the output", true))
+    return false;
+  const DramForm &in = r.inputs[0].form;
+  int64_t rank = int64_t(in.shape.size());
+  if (in.shape != r.outputs[0].form.shape || rank == 0)
+    return l.fail("CumSum takes a tensor of rank 1 or more, and gives its "
+                  "shape");
+  if (elementCount(r.inputs[1].form.shape) != 1)
+    return l.fail("CumSum's axis is a scalar");
+  bool exclusive = r.getInt("exclusive", 0) != 0;
+  bool reverse = r.getInt("reverse", 0) != 0;
+  bool integer = *kind == ElementKind::Int;
+  std::vector<int64_t> axes;
+  bool runtimeAxis = false;
+  if (std::optional<std::vector<int64_t>> given = constantInts(r.inputs[1])) {
+    int64_t axis = (*given)[0];
+    if (axis < -rank || axis >= rank)
+      return l.fail("axis " + std::to_string(axis) + " is out of range");
+    axes.push_back(axis < 0 ? axis + rank : axis);
+  } else if (rank == 1) {
+    axes.push_back(0);
+  } else {
+    if (r.inputs[1].form.type != DeviceType::Int32)
+      return l.fail("CumSum's runtime axis must be an integer");
+    runtimeAxis = true;
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *axisImage =
+      x && runtimeAxis ? l.placeInput(1, {GRF0, GRF1, LM1, LM0}) : nullptr;
+  if (!x || (runtimeAxis && !axisImage))
+    return false;
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  if (!y)
+    return false;
+  std::vector<Slot> sums;
+  std::optional<Slot> masks;
+  Ring ring;
+  if (runtimeAxis) {
+    for (int64_t d = 0; d < rank; ++d) {
+      std::optional<Slot> block =
+          l.allocate({LM0, LM1, GRF0, GRF1}, y->words());
+      if (!block)
+        return l.fail("CumSum's sums along each axis do not fit the PE "
+                      "memories left (" +
+                      l.roomLeft() + ")");
+      sums.push_back(*block);
+    }
+    masks =
+        l.allocate({GRF1, GRF0, LM0, LM1}, int32_t(rank) * l.elementWords());
+    if (!masks || !ring.allocate(l, {GRF1, GRF0, LM0, LM1}))
+      return false;
+  } else {
+    sums.push_back({y->memory, y->word});
+  }
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  auto add = [&](Slot dst, Slot a, Slot b) {
+    if (integer)
+      p.integer(ElemOpcode::IAdd, dst, a, b);
+    else
+      p.add(dst, a, b);
+  };
+  for (size_t c = 0; c < axes.size(); ++c) {
+    int64_t axis = axes[c];
+    int64_t extent = in.shape[size_t(axis)];
+    std::vector<int64_t> lines = in.shape;
+    lines[size_t(axis)] = 1;
+    forEachIndex(lines, [&](const std::vector<int64_t> &start) {
+      std::vector<int64_t> index = start;
+      auto at = [&](int64_t k) {
+        index[size_t(axis)] = reverse ? extent - 1 - k : k;
+        return std::make_pair(sums[c].offset(y->wordOf(index) - y->word),
+                              Slot{x->memory, x->wordOf(index)});
+      };
+      Slot previousSum, previousX;
+      for (int64_t k = 0; k < extent; ++k) {
+        auto [sum, source] = at(k);
+        if (k == 0 && exclusive)
+          p.zero(sum);
+        else if (k == 0)
+          p.copy(sum, source);
+        else
+          add(sum, previousSum, exclusive ? previousX : source);
+        previousSum = sum;
+        previousX = source;
+      }
+    });
+  }
+  if (!runtimeAxis)
+    return true;
+  // The mask of axis d: sign clear where the axis is d or d - rank.
+  Slot axisSlot{axisImage->memory, axisImage->wordOf(std::vector<int64_t>(
+                                       axisImage->form.shape.size(), 0))};
+  for (int64_t d = 0; d < rank; ++d) {
+    Slot mask = l.element(*masks, d), a = ring.take(), b = ring.take();
+    p.integer(ElemOpcode::IXor, a, axisSlot,
+              p.constantBits(uint32_t(int32_t(d))));
+    p.integer(ElemOpcode::ILNot, a, a, a);
+    p.integer(ElemOpcode::IXor, b, axisSlot,
+              p.constantBits(uint32_t(int32_t(d - rank))));
+    p.integer(ElemOpcode::ILNot, b, b, b);
+    p.integer(ElemOpcode::IOr, a, a, b);
+    p.integer(ElemOpcode::ISub, mask, a, p.constantBits(1));
+  }
+  forEachIndex(in.shape, [&](const std::vector<int64_t> &index) {
+    int32_t offset = y->wordOf(index) - y->word;
+    Slot dst{y->memory, y->wordOf(index)};
+    for (int64_t d = 0; d < rank; ++d) {
+      Slot picked = d == 0 ? dst : ring.take();
+      ElemOp relu;
+      relu.opcode = ElemOpcode::Relu;
+      relu.dst = picked;
+      relu.src[0] = l.element(*masks, d);
+      relu.src[1] = sums[size_t(d)].offset(offset);
+      p.record(relu);
+      if (d == 0)
+        continue;
+      // Floats: the others are -0, which adds exactly; int32: the sign
+      // pattern, xored away below.
+      if (integer)
+        p.integer(ElemOpcode::IXor, dst, dst, picked);
+      else
+        p.add(dst, dst, picked);
+    }
+    if (integer && (rank - 1) % 2)
+      p.integer(ElemOpcode::IXor, dst, dst, p.constantBits(kSignBit));
+  });
+  return true;
+}
+
 struct IndexOp {
   const char *opType;
   LoweringFn lower;
@@ -1010,6 +1158,7 @@ const IndexOp kIndexOps[] = {
     {"Hardmax", lowerHardmax},
     {"OneHot", lowerOneHot},
     {"Trilu", lowerTrilu},
+    {"CumSum", lowerCumSum},
     {"Unsqueeze", lowerSqueeze},
     {"Squeeze", lowerSqueeze},
     {"Expand", lowerExpand},

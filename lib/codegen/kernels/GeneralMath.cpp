@@ -1136,5 +1136,7 @@ LoweringFn general::findMathLowering(const std::string &opType) {
 LoweringFn general::findMoreLowering(const std::string &opType) {
   if (LoweringFn fn = findMathLowering(opType))
     return fn;
+  if (LoweringFn fn = findTrigLowering(opType))
+    return fn;
   return findIndexLowering(opType);
 }

@@ -9,7 +9,9 @@
 //    LayerNormalization, the remaining reductions;
 //  * GeneralIndex.cpp: selections by a runtime index (Gather,
 //    GatherElements, ArgMax, ArgMin, Hardmax, the losses' target), Trilu,
-//    the reshape-like and broadcasting copies.
+//    the reshape-like and broadcasting copies;
+//  * GeneralTrig.cpp: the trigonometric and hyperbolic functions,
+//    Softsign and Celu.
 //
 // These operators mix element types (a bool condition beside float
 // values, int32 indices beside float data), so each checks its own
@@ -33,10 +35,11 @@
 
 namespace mncc::codegen::general {
 
-/// The operators of GeneralMath.cpp and GeneralIndex.cpp.
+/// The operators of GeneralMath.cpp, GeneralIndex.cpp and GeneralTrig.cpp.
 LoweringFn findMathLowering(const std::string &opType);
 LoweringFn findIndexLowering(const std::string &opType);
-/// Either of the two: the operators that check their own element types.
+LoweringFn findTrigLowering(const std::string &opType);
+/// Any of the three: the operators that check their own element types.
 LoweringFn findMoreLowering(const std::string &opType);
 
 namespace more {

@@ -506,6 +506,47 @@ std::vector<Case> indexCases() {
              {integers({3, 3}, 81, -9, 9, DType::Int64), int64s({}, {-1})}, a));
   }
 
+  // CumSum: the node tests (double, a runtime axis), single, half and
+  // int32, constant and runtime axes of ranks 2 (the int32 selection's
+  // sign pattern left once) and 3.
+  auto cumsum = [&](std::string name, Tensor x, int64_t axis,
+                    bool exclusive = false, bool reverse = false) {
+    Case c = make(
+        "CumSum_" + name, "CumSum", {std::move(x), int64s({}, {axis})},
+        {{"exclusive", intAttr(exclusive)}, {"reverse", intAttr(reverse)}});
+    if (c.inputs[0].dtype() == DType::Float64) {
+      c.dbl = true;
+      c.atol = c.rtol = 1e-12;
+    }
+    return c;
+  };
+  cases.push_back(cumsum("1d", randomDoubleTensor({5}, 120), 0));
+  cases.push_back(
+      cumsum("1d_exclusive", randomDoubleTensor({5}, 121), 0, true));
+  cases.push_back(
+      cumsum("1d_reverse", randomDoubleTensor({5}, 122), 0, false, true));
+  cases.push_back(cumsum("1d_reverse_exclusive", randomDoubleTensor({5}, 123),
+                         0, true, true));
+  cases.push_back(cumsum("2d_axis_0", randomDoubleTensor({2, 3}, 124), 0));
+  cases.push_back(cumsum("2d_axis_1", randomDoubleTensor({2, 3}, 125), 1));
+  cases.push_back(
+      cumsum("2d_negative_axis", randomDoubleTensor({2, 3}, 126), -1));
+  cases.push_back(cumsum("3d_axis_1", rnd({3, 4, 5}, 127), 1));
+  cases.push_back(cumsum("3d_axis_m3_exclusive_reverse", rnd({3, 4, 5}, 128),
+                         -3, true, true));
+  Case cumsumConstant = cumsum("constant_axis", rnd({3, 4, 5}, 129), -1, true);
+  cumsumConstant.constant = {false, true};
+  cases.push_back(cumsumConstant);
+  cases.push_back(
+      cumsum("int_2d", integers({3, 4}, 130, -50, 50, DType::Int64), 0));
+  cases.push_back(cumsum("int_3d_reverse",
+                         integers({2, 3, 4}, 131, -50, 50, DType::Int64), 2,
+                         false, true));
+  Case cumsumHalf = cumsum("half", rnd({3, 4}, 132), 1);
+  cumsumHalf.half = true;
+  cumsumHalf.atol = cumsumHalf.rtol = 4e-3;
+  cases.push_back(cumsumHalf);
+
   cases.push_back(make("Unsqueeze_two_axes", "Unsqueeze",
                        {rnd({3, 4, 5}, 82), int64s({2}, {1, 4})}));
   cases.back().constant = {false, true};

@@ -145,7 +145,6 @@ Tensor integers(std::vector<int64_t> shape, uint64_t seed, int low = -100,
   return tensor;
 }
 
-
 class GeneralKernel : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GeneralKernel, MatchesTheReferenceOnRandomMemory) {
@@ -726,20 +725,6 @@ INSTANTIATE_TEST_SUITE_P(Move, GeneralKernel, ::testing::ValuesIn(moveCases()),
 //===----------------------------------------------------------------------===//
 // Half tensors (float_dtype mixed and half)
 //===----------------------------------------------------------------------===//
-
-/// The tensor as the device's half holds it, so that the reference sees
-/// the values the kernel does.
-Tensor roundedToHalf(const Tensor &tensor) {
-  if (tensor.dtype() != DType::Float32)
-    return tensor;
-  std::vector<uint16_t> bits(size_t(tensor.numElements()));
-  Tensor result(DType::Float32, tensor.shape());
-  hostToDevice(DType::Float32, tensor.raw(), DeviceType::Half, bits.data(),
-               tensor.numElements());
-  deviceToHost(DeviceType::Half, bits.data(), DType::Float32, result.raw(),
-               tensor.numElements());
-  return result;
-}
 
 std::vector<Case> halfCases() {
   // A selection of every family: products, broadcasting, MathLib, windows,

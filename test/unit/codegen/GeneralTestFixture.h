@@ -1,8 +1,8 @@
 //===- GeneralTestFixture.h - The general kernel tests' helpers -*- C++ -*-===//
 //
 // GeneralTest.cpp and GeneralMoreTest.cpp build their cases alike:
-// attributes by kind, random single tensors, and the pfvm:cpu reference of
-// one node.
+// attributes by kind, random single tensors, tensors rounded as the
+// device's half holds them, and the pfvm:cpu reference of one node.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +48,20 @@ inline reference::Attribute stringAttr(std::string value) {
 inline reference::Tensor rnd(std::vector<int64_t> shape, uint64_t seed,
                              float low = -1, float high = 1) {
   return randomTensor(std::move(shape), seed, low, high);
+}
+
+/// The tensor as the device's half holds it, so that the reference sees
+/// the values the kernel does.
+inline reference::Tensor roundedToHalf(const reference::Tensor &tensor) {
+  if (tensor.dtype() != reference::DType::Float32)
+    return tensor;
+  std::vector<uint16_t> bits(size_t(tensor.numElements()));
+  reference::Tensor result(reference::DType::Float32, tensor.shape());
+  hostToDevice(reference::DType::Float32, tensor.raw(), DeviceType::Half,
+               bits.data(), tensor.numElements());
+  deviceToHost(DeviceType::Half, bits.data(), reference::DType::Float32,
+               result.raw(), tensor.numElements());
+  return result;
 }
 
 /// The outputs pfvm:cpu gives for one node, or why it refused.
