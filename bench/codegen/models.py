@@ -76,6 +76,9 @@ def run_emu2(mncc, codegen, inputs, out):
     busy = re.search(r"busy: MV transfers (\d+) cycles, MAU (\d+) cycles; "
                      r"host time ([0-9.]+) s", ran.stdout)
     verdicts = re.findall(r"verify .*: (pass|FAIL)", ran.stdout)
+    # Each output that failed, as --verify said it (error and tolerance).
+    failures = [line[len("verify "):] for line in ran.stdout.splitlines()
+                if line.startswith("verify ") and line.endswith("FAIL")]
     return {
         "cycles": int(total.group(1)),
         "us": float(total.group(2)),
@@ -88,6 +91,7 @@ def run_emu2(mncc, codegen, inputs, out):
         "verify": ("pass" if verdicts and all(v == "pass" for v in verdicts)
                    else "FAIL"),
         "host_s": host,
+        "failures": failures,
     }
 
 

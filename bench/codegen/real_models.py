@@ -125,6 +125,8 @@ def main():
                       f"{figures['verify']:<6} {figures['emulator_s']:>8.1f} "
                       f"{peer if peer else float('nan'):>8.2f} {ratio}",
                       flush=True)
+                for failure in figures["failures"]:
+                    print(f"    {failure}", flush=True)
     return 0
 
 

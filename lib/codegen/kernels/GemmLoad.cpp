@@ -78,9 +78,22 @@ Layout layoutOf(const std::vector<const ImageQuad *> &section) {
     return a->group != b->group ? a->group < b->group
                                 : a->address < b->address;
   };
-  // The engines list most units' quads in this order already.
-  if (!std::is_sorted(quads.begin(), quads.end(), byPlace))
-    std::sort(quads.begin(), quads.end(), byPlace);
+  // The engines list most units' quads in this order already; the others
+  // sort by one integer key (the planners sort millions of quads at batch
+  // 8), ties in the listed order.
+  if (!std::is_sorted(quads.begin(), quads.end(), byPlace)) {
+    std::vector<std::pair<uint64_t, uint32_t>> keys(quads.size());
+    for (size_t i = 0; i < quads.size(); ++i)
+      keys[i] = {(uint64_t(quads[i]->tensor) << 60) |
+                     (uint64_t(quads[i]->group) << 56) |
+                     uint64_t(quads[i]->address),
+                 uint32_t(i)};
+    std::sort(keys.begin(), keys.end());
+    std::vector<const ImageQuad *> sorted(quads.size());
+    for (size_t i = 0; i < keys.size(); ++i)
+      sorted[i] = quads[keys[i].second];
+    quads.swap(sorted);
+  }
   for (const ImageQuad *q : quads) {
     int64_t unitStart = q->address / kMvUnitLongWords * kMvUnitLongWords;
     int64_t unitEnd = roundUp(q->address + kQuadLongWords, kMvUnitLongWords);
@@ -108,8 +121,16 @@ Layout layoutOf(const std::vector<const ImageQuad *> &section) {
   auto bySlot = [](const SlotPlace &a, const SlotPlace &b) {
     return a.slot < b.slot;
   };
-  if (!std::is_sorted(layout.slots.begin(), layout.slots.end(), bySlot))
-    std::stable_sort(layout.slots.begin(), layout.slots.end(), bySlot);
+  if (!std::is_sorted(layout.slots.begin(), layout.slots.end(), bySlot)) {
+    std::vector<std::pair<int64_t, uint32_t>> keys(layout.slots.size());
+    for (size_t i = 0; i < keys.size(); ++i)
+      keys[i] = {layout.slots[i].slot, uint32_t(i)};
+    std::sort(keys.begin(), keys.end());
+    std::vector<SlotPlace> sorted(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i)
+      sorted[i] = layout.slots[keys[i].second];
+    layout.slots.swap(sorted);
+  }
   size_t kept = 0;
   for (size_t i = 0; i < layout.slots.size(); ++i) {
     if (i + 1 < layout.slots.size() &&
