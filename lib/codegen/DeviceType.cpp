@@ -53,8 +53,9 @@ bool codegen::isFloatingDeviceType(DeviceType type) {
 
 std::optional<DeviceType> codegen::defaultDeviceType(DType host) {
   switch (host) {
+  // bfloat16 has single's exponent range, far beyond half's, and no
+  // device format of its own (docs/target/mncore2.md, "Number formats").
   case DType::Float16:
-  case DType::BFloat16:
     return DeviceType::Half;
   case DType::Float32:
     return DeviceType::Single;

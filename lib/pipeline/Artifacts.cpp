@@ -374,6 +374,16 @@ mncc::pipeline::wholeGraphHostReason(ModuleOp module) {
                  "other nodes";
         return;
       }
+      // The device has no NaN (docs/target/mncore2.md, "Number formats"):
+      // a NaN staged into DRAM or computed there is an infinity, for host
+      // nodes too, which read their inputs from DRAM. Only pfvm:cpu
+      // running the whole graph tells a NaN from an infinity.
+      std::string opType = onnxOpTypeOf(op);
+      if (opType == "IsNaN" || opType == "IsInf") {
+        reason = "the graph holds " + node + " (" + opType +
+                 "), which tells NaN from infinity; the device has no NaN";
+        return;
+      }
       for (Value result : op->getResults())
         check(result, node);
     });

@@ -37,9 +37,10 @@ std::string_view deviceTypeName(DeviceType type);
 std::optional<DeviceType> parseDeviceTypeName(std::string_view name);
 bool isFloatingDeviceType(DeviceType type);
 
-/// The device format that holds a host type exactly or, for float16 and
-/// bfloat16, as closely as MN-Core's half does; nullopt for types the
-/// device does not hold (strings, complex, 64-bit integers).
+/// The device format that holds a host type exactly or, for float16, as
+/// closely as MN-Core's half does; nullopt for types the device does not
+/// hold (strings, complex, 64-bit integers, bfloat16: its exponent range is
+/// single's, and mncc-compiled kernels take no bfloat16).
 std::optional<DeviceType> defaultDeviceType(reference::DType host);
 /// Whether the device holds tensors of `host`: those with a default device
 /// type, and 64-bit integers, held as int32 (their values must fit).
