@@ -6,7 +6,8 @@
 // by the target class), Trilu, and the copies whose index map is known at
 // compile time (Unsqueeze, Squeeze, Expand, Tile, DepthToSpace,
 // SpaceToDepth, Dropout in inference); CumSum, whose axis may be known only
-// at run time.
+// at run time; ScatterElements and ScatterND, which write by runtime
+// indices.
 //
 // An element program has no indirect addressing, so a runtime index i
 // along an axis of extent K selects by comparing: for each k < K, the
@@ -1145,6 +1146,254 @@ bool lowerCumSum(Lowering &l) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// ScatterElements, ScatterND
+//===----------------------------------------------------------------------===//
+
+/// The update of one target element by `reduction` (none, add, mul, max,
+/// min) into `combined`; false when the kind has no such operation.
+bool combineUpdate(ElemProgram &p, const std::string &reduction,
+                   ElementKind kind, Slot combined, Slot target, Slot update) {
+  bool integer = kind == ElementKind::Int;
+  if (reduction == "none")
+    p.copy(combined, update);
+  else if (reduction == "add" && integer)
+    p.integer(ElemOpcode::IAdd, combined, target, update);
+  else if (reduction == "add")
+    p.add(combined, target, update);
+  else if (reduction == "mul" && !integer)
+    p.mul(combined, target, update);
+  else if (reduction == "max")
+    integer ? p.integer(ElemOpcode::IMax, combined, target, update)
+            : p.max(combined, target, update);
+  else if (reduction == "min")
+    integer ? p.integer(ElemOpcode::IMin, combined, target, update)
+            : p.min(combined, target, update);
+  else
+    return false;
+  return true;
+}
+
+/// ScatterElements (and the older Scatter): the data copied, then each
+/// update in order into the element its index names along the axis, so
+/// that duplicate indices reduce (or the last wins) as the reference does.
+/// A runtime index compares with each position k of the axis and selects
+/// the updated value where equal (extent selections per update).
+bool lowerScatterElements(Lowering &l) {
+  if (!checkInputs(l, 3, 3) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::optional<ElementKind> kind = kindOf(l, r.inputs[0], "the data");
+  std::optional<ElementKind> updateKind =
+      kind ? kindOf(l, r.inputs[2], "the updates") : std::nullopt;
+  if (!updateKind || !kindOf(l, r.outputs[0], "the output"))
+    return false;
+  const DramForm &data = r.inputs[0].form, &indices = r.inputs[1].form,
+                 &updates = r.inputs[2].form;
+  if (*updateKind != *kind || r.inputs[1].form.type != DeviceType::Int32 ||
+      r.outputs[0].form.shape != data.shape)
+    return l.fail(r.opType + " takes int32 indices, updates of the data's "
+                             "type, and gives the data's shape");
+  if (indices.shape != updates.shape ||
+      indices.shape.size() != data.shape.size())
+    return l.fail(r.opType + "'s indices and updates have one shape, of the "
+                             "data's rank");
+  int64_t rank = int64_t(data.shape.size());
+  int64_t axis = r.getInt("axis", 0);
+  if (rank == 0 || axis < -rank || axis >= rank)
+    return l.fail("axis " + std::to_string(axis) + " is out of range");
+  axis = normaliseAxis(axis, rank);
+  int64_t extent = data.shape[size_t(axis)];
+  std::string reduction = r.getString("reduction", "none");
+  ElemProgram &p = l.program();
+  {
+    // Whether the reduction exists for the kind, before placing anything.
+    bool recording = p.recording();
+    p.setRecording(false);
+    bool known = combineUpdate(p, reduction, *kind, Slot{}, Slot{}, Slot{});
+    p.setRecording(recording);
+    if (!known)
+      return l.fail(
+          r.opType + "'s reduction '" + reduction + "' is not supported for " +
+          (*kind == ElementKind::Int ? "int32" : "floating") + " tensors");
+  }
+  std::optional<std::vector<int64_t>> known = constantInts(r.inputs[1]);
+  if (known)
+    for (int64_t v : *known)
+      if (v < -extent || v >= extent)
+        return l.fail("index " + std::to_string(v) + " is out of range [" +
+                      std::to_string(-extent) + ", " + std::to_string(extent) +
+                      ")");
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *u = x ? l.placeInput(2, {GRF0, GRF1, LM0, LM1}) : nullptr;
+  const PeImage *ix =
+      u && !known ? l.placeInput(1, {GRF1, GRF0, LM0, LM1}) : nullptr;
+  if (!u || (!known && !ix))
+    return false;
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  Ring ring;
+  if (!y ||
+      !ring.allocate(l, {GRF1, GRF0, LM0, LM1},
+                     int32_t(std::max<int64_t>(64, (5 * extent + 23) / 8 * 8))))
+    return false;
+  l.loadInputs();
+  std::vector<std::pair<Slot, Slot>> moves;
+  forEachIndex(data.shape, [&](const std::vector<int64_t> &index) {
+    moves.push_back(
+        {{y->memory, y->wordOf(index)}, {x->memory, x->wordOf(index)}});
+  });
+  l.copyWords(moves);
+  int64_t flat = 0;
+  forEachIndex(indices.shape, [&](const std::vector<int64_t> &index) {
+    Slot update{u->memory, u->wordOf(index)};
+    std::vector<int64_t> target = index;
+    if (known) {
+      int64_t k = (*known)[size_t(flat++)];
+      target[size_t(axis)] = k < 0 ? k + extent : k;
+      Slot t{y->memory, y->wordOf(target)};
+      combineUpdate(p, reduction, *kind, t, t, update);
+      return;
+    }
+    Slot wrapped = ring.take();
+    wrapNegative(l, ring, wrapped, {ix->memory, ix->wordOf(index)}, extent);
+    for (int64_t k = 0; k < extent; ++k) {
+      target[size_t(axis)] = k;
+      Slot t{y->memory, y->wordOf(target)};
+      Slot mask = ring.take(), combined = ring.take();
+      equalMask(p, mask, wrapped, k);
+      combineUpdate(p, reduction, *kind, combined, t, update);
+      selectBySign(l, ring, t, mask, combined, t);
+    }
+  });
+  return true;
+}
+
+/// ScatterND: the data copied, then each index tuple's slice of updates
+/// in order. A runtime tuple compares with every prefix of the data's
+/// first q dimensions (the mask: every component equal) and selects the
+/// updated slice where it matches.
+bool lowerScatterND(Lowering &l) {
+  if (!checkInputs(l, 3, 3) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::optional<ElementKind> kind = kindOf(l, r.inputs[0], "the data");
+  std::optional<ElementKind> updateKind =
+      kind ? kindOf(l, r.inputs[2], "the updates") : std::nullopt;
+  if (!updateKind || !kindOf(l, r.outputs[0], "the output"))
+    return false;
+  const DramForm &data = r.inputs[0].form, &indices = r.inputs[1].form,
+                 &updates = r.inputs[2].form;
+  if (*updateKind != *kind || indices.type != DeviceType::Int32 ||
+      r.outputs[0].form.shape != data.shape || indices.shape.empty())
+    return l.fail("ScatterND takes int32 indices, updates of the data's "
+                  "type, and gives the data's shape");
+  int64_t q = indices.shape.back();
+  int64_t rank = int64_t(data.shape.size());
+  if (q < 1 || q > rank)
+    return l.fail("ScatterND's index depth " + std::to_string(q) +
+                  " is not in [1, " + std::to_string(rank) + "]");
+  std::vector<int64_t> tuples(indices.shape.begin(), indices.shape.end() - 1);
+  std::vector<int64_t> prefix(data.shape.begin(), data.shape.begin() + q);
+  std::vector<int64_t> slice(data.shape.begin() + q, data.shape.end());
+  std::vector<int64_t> expected = tuples;
+  expected.insert(expected.end(), slice.begin(), slice.end());
+  if (updates.shape != expected)
+    return l.fail("ScatterND's updates are shaped " + shapeText(expected) +
+                  ", not " + shapeText(updates.shape));
+  std::string reduction = r.getString("reduction", "none");
+  ElemProgram &p = l.program();
+  {
+    bool recording = p.recording();
+    p.setRecording(false);
+    bool supported = combineUpdate(p, reduction, *kind, Slot{}, Slot{}, Slot{});
+    p.setRecording(recording);
+    if (!supported)
+      return l.fail(
+          "ScatterND's reduction '" + reduction + "' is not supported for " +
+          (*kind == ElementKind::Int ? "int32" : "floating") + " tensors");
+  }
+  std::optional<std::vector<int64_t>> known = constantInts(r.inputs[1]);
+  if (known)
+    for (size_t i = 0; i < known->size(); ++i) {
+      int64_t extent = prefix[i % size_t(q)], v = (*known)[i];
+      if (v < -extent || v >= extent)
+        return l.fail("index " + std::to_string(v) + " is out of range");
+    }
+  const PeImage *x = l.placeInput(0, {LM0, LM1});
+  const PeImage *u = x ? l.placeInput(2, {GRF0, GRF1, LM0, LM1}) : nullptr;
+  const PeImage *ix =
+      u && !known ? l.placeInput(1, {GRF1, GRF0, LM0, LM1}) : nullptr;
+  if (!u || (!known && !ix))
+    return false;
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  int64_t prefixes = elementCount(prefix);
+  std::optional<Slot> wrapped, masks;
+  Ring ring;
+  if (!y ||
+      (!known && (!(wrapped = l.allocate({GRF1, GRF0, LM0, LM1},
+                                         int32_t((q + 7) / 8 * 8))) ||
+                  !(masks = l.allocate({GRF1, GRF0, LM0, LM1},
+                                       int32_t((prefixes + 7) / 8 * 8))))))
+    return false;
+  if (!ring.allocate(l, {GRF1, GRF0, LM0, LM1}))
+    return false;
+  l.loadInputs();
+  std::vector<std::pair<Slot, Slot>> moves;
+  forEachIndex(data.shape, [&](const std::vector<int64_t> &index) {
+    moves.push_back(
+        {{y->memory, y->wordOf(index)}, {x->memory, x->wordOf(index)}});
+  });
+  l.copyWords(moves);
+  auto concat = [](std::vector<int64_t> a, const std::vector<int64_t> &b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  int64_t flat = 0;
+  forEachIndex(tuples, [&](const std::vector<int64_t> &tuple) {
+    if (known) {
+      std::vector<int64_t> at;
+      for (int64_t c = 0; c < q; ++c) {
+        int64_t v = (*known)[size_t(flat * q + c)];
+        at.push_back(v < 0 ? v + prefix[size_t(c)] : v);
+      }
+      ++flat;
+      forEachIndex(slice, [&](const std::vector<int64_t> &s) {
+        Slot t{y->memory, y->wordOf(concat(at, s))};
+        combineUpdate(p, reduction, *kind, t, t,
+                      {u->memory, u->wordOf(concat(tuple, s))});
+      });
+      return;
+    }
+    for (int64_t c = 0; c < q; ++c) {
+      std::vector<int64_t> component = tuple;
+      component.push_back(c);
+      wrapNegative(l, ring, wrapped->offset(int32_t(c)),
+                   {ix->memory, ix->wordOf(component)}, prefix[size_t(c)]);
+    }
+    int64_t position = 0;
+    forEachIndex(prefix, [&](const std::vector<int64_t> &at) {
+      // 1 where every component equals, then the mask (clear where so).
+      Slot all = masks->offset(int32_t(position++));
+      for (int64_t c = 0; c < q; ++c) {
+        Slot e = c == 0 ? all : ring.take();
+        p.integer(ElemOpcode::IXor, e, wrapped->offset(int32_t(c)),
+                  p.constantBits(uint32_t(int32_t(at[size_t(c)]))));
+        p.integer(ElemOpcode::ILNot, e, e, e);
+        if (c)
+          p.integer(ElemOpcode::IAnd, all, all, e);
+      }
+      p.integer(ElemOpcode::ISub, all, all, p.constantBits(1));
+      forEachIndex(slice, [&](const std::vector<int64_t> &s) {
+        Slot t{y->memory, y->wordOf(concat(at, s))}, combined = ring.take();
+        combineUpdate(p, reduction, *kind, combined, t,
+                      {u->memory, u->wordOf(concat(tuple, s))});
+        selectBySign(l, ring, t, all, combined, t);
+      });
+    });
+  });
+  return true;
+}
+
 struct IndexOp {
   const char *opType;
   LoweringFn lower;
@@ -1159,6 +1408,9 @@ const IndexOp kIndexOps[] = {
     {"OneHot", lowerOneHot},
     {"Trilu", lowerTrilu},
     {"CumSum", lowerCumSum},
+    {"ScatterElements", lowerScatterElements},
+    {"Scatter", lowerScatterElements},
+    {"ScatterND", lowerScatterND},
     {"Unsqueeze", lowerSqueeze},
     {"Squeeze", lowerSqueeze},
     {"Expand", lowerExpand},

@@ -547,6 +547,61 @@ std::vector<Case> indexCases() {
   cumsumHalf.atol = cumsumHalf.rtol = 4e-3;
   cases.push_back(cumsumHalf);
 
+  // ScatterElements and ScatterND: the node tests' shapes, runtime and
+  // constant indices, negative and duplicate ones, the reductions.
+  auto scatter = [&](std::string name, std::string op, std::vector<Tensor> in,
+                     std::map<std::string, Attribute> a = {},
+                     bool constantIndices = false) {
+    Case c = make(name, op, std::move(in), std::move(a));
+    if (constantIndices)
+      c.constant = {false, true, false};
+    cases.push_back(c);
+  };
+  scatter(
+      "ScatterElements_without_axis", "ScatterElements",
+      {rnd({3, 3}, 140), int64s({2, 3}, {1, 0, 2, 0, 2, 1}), rnd({2, 3}, 141)});
+  scatter("ScatterElements_with_axis", "ScatterElements",
+          {rnd({1, 5}, 142), int64s({1, 2}, {1, 3}), rnd({1, 2}, 143)},
+          {{"axis", intAttr(1)}});
+  scatter("ScatterElements_negative_indices", "ScatterElements",
+          {rnd({1, 5}, 144), int64s({1, 2}, {1, -3}), rnd({1, 2}, 145)},
+          {{"axis", intAttr(1)}});
+  scatter("ScatterElements_duplicate_add", "ScatterElements",
+          {rnd({1, 5}, 146), int64s({1, 2}, {1, 1}), rnd({1, 2}, 147)},
+          {{"axis", intAttr(1)}, {"reduction", stringAttr("add")}});
+  scatter(
+      "ScatterElements_duplicate_none_last_wins", "ScatterElements",
+      {rnd({2, 4}, 148), int64s({2, 3}, {3, 3, 0, 1, -1, 1}), rnd({2, 3}, 149)},
+      {{"axis", intAttr(1)}});
+  for (const char *reduction : {"mul", "max", "min"})
+    scatter(std::string("ScatterElements_") + reduction, "ScatterElements",
+            {rnd({3, 4}, 150), int64s({2, 4}, {2, 0, 1, 2, 2, 1, 1, 0}),
+             rnd({2, 4}, 151)},
+            {{"reduction", stringAttr(reduction)}});
+  scatter(
+      "ScatterElements_constant_indices", "ScatterElements",
+      {rnd({3, 3}, 152), int64s({2, 3}, {1, 0, -1, 0, 2, 1}), rnd({2, 3}, 153)},
+      {}, true);
+  scatter("ScatterElements_int", "ScatterElements",
+          {integers({3, 3}, 154, -9, 9, DType::Int64),
+           int64s({2, 3}, {1, 0, 2, 0, 2, 1}),
+           integers({2, 3}, 155, -9, 9, DType::Int64)},
+          {{"reduction", stringAttr("add")}});
+  scatter("ScatterND", "ScatterND",
+          {rnd({4, 4, 4}, 156), int64s({2, 1}, {0, 2}), rnd({2, 4, 4}, 157)});
+  scatter("ScatterND_add_duplicates", "ScatterND",
+          {rnd({4, 4, 4}, 158), int64s({2, 1}, {0, 0}), rnd({2, 4, 4}, 159)},
+          {{"reduction", stringAttr("add")}});
+  scatter("ScatterND_multiply", "ScatterND",
+          {rnd({4, 4, 4}, 160), int64s({2, 1}, {0, -2}), rnd({2, 4, 4}, 161)},
+          {{"reduction", stringAttr("mul")}});
+  scatter("ScatterND_depth_2", "ScatterND",
+          {rnd({3, 4, 2}, 162), int64s({3, 2}, {0, 1, 2, -1, 1, 3}),
+           rnd({3, 2}, 163)});
+  scatter("ScatterND_constant", "ScatterND",
+          {rnd({4, 3}, 164), int64s({2, 2}, {1, 2, 3, 0}), rnd({2}, 165)}, {},
+          true);
+
   cases.push_back(make("Unsqueeze_two_axes", "Unsqueeze",
                        {rnd({3, 4, 5}, 82), int64s({2}, {1, 4})}));
   cases.back().constant = {false, true};
