@@ -82,6 +82,15 @@ bool followsOperands(Operation *op) {
          (name == "Cast" || !op->hasAttr("to"));
 }
 
+/// Operands ONNX fixes to float32 whatever the data's type: Resize's roi
+/// and scales, Upsample's scales (sample positions, not data); retyped,
+/// the op no longer verifies.
+bool keepsFloat32(Operation *op, unsigned operand) {
+  StringRef name = op->getName().getStringRef();
+  return (name == "onnx.Resize" && (operand == 1 || operand == 2)) ||
+         (name == "onnx.Upsample" && operand == 1);
+}
+
 class PlanDtypesPass
     : public mncc::graph::impl::PlanDtypesBase<PlanDtypesPass> {
 public:
@@ -178,7 +187,8 @@ private:
       }
       bool retype = followsOperands(&op);
       for (OpOperand &operand : op.getOpOperands())
-        if (isF32Tensor(operand.get().getType()) && retype)
+        if (isF32Tensor(operand.get().getType()) && retype &&
+            !keepsFloat32(&op, operand.getOperandNumber()))
           operand.set(convert(operand.get(), &op));
       if (!retype)
         continue;
