@@ -691,6 +691,43 @@ bool lowerEyeLike(Lowering &l) {
   return true;
 }
 
+/// ConstantOfShape whose output shape the model gives (declared or
+/// inferred at compile time, as every device tensor's): the value
+/// (attribute `value`, a one-element tensor; 0 without it) in every
+/// element. The shape input's values are not read.
+bool lowerConstantOfShape(Lowering &l) {
+  if (!checkInputs(l, 1, 1) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::optional<ElementKind> kind =
+      kindOf(l, r.outputs[0], "the output", /*allowDouble=*/true);
+  if (!kind)
+    return false;
+  double value = 0;
+  int64_t integerValue = 0;
+  auto found = r.attributes.find("value");
+  if (found != r.attributes.end()) {
+    const reference::Attribute &a = found->second;
+    if (a.kind != reference::Attribute::Kind::Tensor || a.t.numElements() != 1)
+      return l.fail("ConstantOfShape's value is a one-element tensor");
+    value = a.t.elementAsDouble(0);
+    integerValue = a.t.elementAsInt64(0);
+  }
+  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  if (!y)
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  forEachIndex(r.outputs[0].form.shape, [&](const std::vector<int64_t> &index) {
+    Slot dst{y->memory, y->wordOf(index)};
+    if (*kind == ElementKind::Int)
+      p.copy(dst, p.constantBits(uint32_t(int32_t(integerValue))));
+    else
+      p.copy(dst, p.constant(value));
+  });
+  return true;
+}
+
 /// Dropout where nothing is dropped: in inference (training_mode absent or
 /// a constant 0), or with a constant ratio of 0. The output is the input,
 /// the mask (if asked for) all true.
@@ -1419,6 +1456,7 @@ const IndexOp kIndexOps[] = {
     {"SpaceToDepth", lowerDepthSpace},
     {"Dropout", lowerDropout},
     {"EyeLike", lowerEyeLike},
+    {"ConstantOfShape", lowerConstantOfShape},
     {"NegativeLogLikelihoodLoss", lowerNllLoss},
     {"SoftmaxCrossEntropyLoss", lowerSoftmaxCrossEntropy},
 };

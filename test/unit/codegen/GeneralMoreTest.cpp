@@ -602,6 +602,30 @@ std::vector<Case> indexCases() {
           {rnd({4, 3}, 164), int64s({2, 2}, {1, 2, 3, 0}), rnd({2}, 165)}, {},
           true);
 
+  // ConstantOfShape: the node tests' value tensors, and none (zeros).
+  auto valueAttr = [](Tensor value) {
+    Attribute a;
+    a.kind = Attribute::Kind::Tensor;
+    a.t = std::move(value);
+    return a;
+  };
+  cases.push_back(make("ConstantOfShape_float_ones", "ConstantOfShape",
+                       {int64s({3}, {4, 3, 2})},
+                       {{"value", valueAttr(floats({1}, {1.0f}))}}));
+  cases.push_back(make(
+      "ConstantOfShape_int_value", "ConstantOfShape", {int64s({2}, {10, 6})},
+      {{"value",
+        valueAttr(Tensor::fromVector<int32_t>(DType::Int32, {1}, {-7}))}}));
+  cases.push_back(make("ConstantOfShape_default_zeros", "ConstantOfShape",
+                       {int64s({2}, {3, 5})}));
+  Case constantDouble = make(
+      "ConstantOfShape_double", "ConstantOfShape", {int64s({2}, {2, 3})},
+      {{"value",
+        valueAttr(Tensor::fromVector<double>(DType::Float64, {1}, {0.1}))}});
+  constantDouble.dbl = true;
+  constantDouble.atol = constantDouble.rtol = 0;
+  cases.push_back(constantDouble);
+
   cases.push_back(make("Unsqueeze_two_axes", "Unsqueeze",
                        {rnd({3, 4, 5}, 82), int64s({2}, {1, 4})}));
   cases.back().constant = {false, true};
