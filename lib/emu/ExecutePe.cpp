@@ -434,13 +434,34 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
       }
       return;
     }
-    for (unsigned pe = range.Begin; pe < range.End; ++pe) {
-      size_t a = addresses[pe];
-      uint32_t w[4] = {0, 0, 0, 0};
-      for (unsigned i = 0; i < width; ++i)
-        w[i] = mem[(a + i) * NumPes + pe];
-      out.High[pe] = uint64_t(w[0]) << 32 | w[1];
-      out.Low[pe] = uint64_t(w[2]) << 32 | w[3];
+    // Addresses through T or the base registers often agree over a few
+    // MABs: such a chunk reads row by row (contiguous, vectorised), the
+    // others PE by PE; both give each PE the same long words.
+    constexpr unsigned Chunk = 16;
+    for (unsigned pe0 = range.Begin; pe0 < range.End; pe0 += Chunk) {
+      uint32_t differs = 0;
+      for (unsigned k = 1; k < Chunk; ++k)
+        differs |= addresses[pe0 + k] ^ addresses[pe0];
+      if (differs == 0) {
+        const uint32_t *row = mem + size_t(addresses[pe0]) * NumPes;
+        for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe) {
+          uint32_t w1 = width > 1 ? row[NumPes + pe] : 0;
+          out.High[pe] = uint64_t(row[pe]) << 32 | w1;
+        }
+        for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe)
+          out.Low[pe] = width > 2 ? uint64_t(row[2 * NumPes + pe]) << 32 |
+                                        row[3 * NumPes + pe]
+                                  : 0;
+        continue;
+      }
+      for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe) {
+        size_t a = addresses[pe];
+        uint32_t w[4] = {0, 0, 0, 0};
+        for (unsigned i = 0; i < width; ++i)
+          w[i] = mem[(a + i) * NumPes + pe];
+        out.High[pe] = uint64_t(w[0]) << 32 | w[1];
+        out.Low[pe] = uint64_t(w[2]) << 32 | w[3];
+      }
     }
     return;
   }

@@ -45,8 +45,9 @@ constexpr uint64_t DramPageSize = uint64_t(1) << DramPageBits;
 
 namespace {
 
-/// Two threads where the host has two CPUs, unless MNCC_EMU_THREADS says
-/// otherwise (1 runs every step on the caller).
+/// One thread unless MNCC_EMU_THREADS asks for more: on the shared 2-core
+/// development machine, busy with other builds and runs, two threads ran
+/// SqueezeNet slower than one (docs/target/mncore2.md, "Speed").
 unsigned defaultStepThreads() {
   if (const char *text = std::getenv("MNCC_EMU_THREADS")) {
     char *end = nullptr;
@@ -54,7 +55,7 @@ unsigned defaultStepThreads() {
     if (end != text && *end == '\0')
       return unsigned(count);
   }
-  return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+  return 1;
 }
 
 /// Waits a moment inside a spin loop.
@@ -160,20 +161,22 @@ void StepThreads::run(void (*work)(void *, PeRange), void *context) {
   } else {
     ranAlone = runClaimedRanges();
   }
-  for (unsigned spins = 0; Finished.load(std::memory_order_acquire) != Count;
-       ++spins) {
+  unsigned spins = 0;
+  for (; Finished.load(std::memory_order_acquire) != Count; ++spins) {
     if (spins < HelperSpins)
       spinPause();
     else
       std::this_thread::yield();
   }
   // Where the helpers take part in fewer than half of the steps of a
-  // window, their CPUs are busy with other work: run the next steps on the
-  // caller alone, longer each time it happens again.
+  // window, or keep the caller waiting past its spins (a helper lost its
+  // CPU in the middle of a range), their CPUs are busy with other work:
+  // run the next steps on the caller alone, longer each time it happens
+  // again.
   if (FixedRanges)
     return;
   ++WindowSteps;
-  HelpedSteps += ranAlone < Count;
+  HelpedSteps += ranAlone < Count && spins < HelperSpins;
   if (WindowSteps == ProbeSteps) {
     if (2 * HelpedSteps < WindowSteps) {
       SerialStepsLeft = SerialSteps;

@@ -173,10 +173,9 @@ public:
   /// is kept per statement, outside the per-PE loops.
   void setTiming(Timing *timer) { Timer = timer; }
   /// Threads that execute each PE step, each on its own groups: 1 runs
-  /// every step on the calling thread; the default is 2 where the host has
-  /// two CPUs or more, unless the environment sets MNCC_EMU_THREADS. The
-  /// results are the same for every count (the ranges share no state).
-  /// fixedRanges as for StepThreads (tests).
+  /// every step on the calling thread, the default unless the environment
+  /// sets MNCC_EMU_THREADS. The results are the same for every count (the
+  /// ranges share no state). fixedRanges as for StepThreads (tests).
   void setStepThreads(unsigned count, bool fixedRanges = false);
   unsigned stepThreads() const;
 
