@@ -58,13 +58,14 @@ Value createCast(OpBuilder &builder, Location loc, Value input, Type element,
 /// matrix unit (a bias tile beside the products), whose operands share one
 /// format; a half bias costs less than the product's own half rounding.
 bool isHalfOperandOfProduct(StringRef opType, unsigned operand) {
-  if (opType == "Gemm" || opType == "Conv")
+  if (opType == "Gemm" || opType == "Conv" || opType == "ConvTranspose")
     return operand < 3;
   return opType == "MatMul" && operand < 2;
 }
 
 bool isProduct(StringRef opType) {
-  return opType == "Gemm" || opType == "MatMul" || opType == "Conv";
+  return opType == "Gemm" || opType == "MatMul" || opType == "Conv" ||
+         opType == "ConvTranspose";
 }
 
 /// Ops whose float results follow their float operands' format, so that
@@ -119,7 +120,8 @@ public:
   }
 
 private:
-  /// Gemm, MatMul and Conv in half, everything else in single.
+  /// Gemm, MatMul, Conv and ConvTranspose in half, everything else in
+  /// single.
   void planMixed(func::FuncOp function) {
     OpBuilder builder(&getContext());
     Type half = Float16Type::get(&getContext());
