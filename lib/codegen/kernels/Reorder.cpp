@@ -1172,6 +1172,30 @@ bool reorderSource(const KernelRequest &request, size_t o, SourceFn &source,
     };
     return true;
   }
+  if (op == "Tile") {
+    // The output's static extents fix the repeats (out = in x repeats),
+    // whether the repeats input is a constant or known only at run time.
+    if (in.shape.size() != rank) {
+      whyNot = "Tile's output has another rank than its input";
+      return false;
+    }
+    for (size_t d = 0; d < rank; ++d)
+      if (in.shape[d] == 0 ? out.shape[d] != 0 : out.shape[d] % in.shape[d]) {
+        whyNot = "the output " + shapeText(out.shape) + " is not a tiling of " +
+                 shapeText(in.shape);
+        return false;
+      }
+    std::vector<int64_t> inShape = in.shape;
+    source = [inShape](const std::vector<int64_t> &index, unsigned &input,
+                       std::vector<int64_t> &from) {
+      input = 0;
+      from.resize(index.size());
+      for (size_t d = 0; d < index.size(); ++d)
+        from[d] = index[d] % inShape[d];
+      return true;
+    };
+    return true;
+  }
   if (op == "Resize") {
     ResizeSamples samples;
     if (!resizeSamples(request, samples, whyNot))
@@ -1335,7 +1359,7 @@ Plan makePlan(const std::vector<DramForm> &ins, const DramForm &out,
 /// Operators the general kernel also does, which it takes when small.
 bool isGeneralMove(const std::string &op) {
   return op == "Transpose" || op == "Reshape" || op == "Flatten" ||
-         op == "Identity";
+         op == "Identity" || op == "Tile";
 }
 
 class ReorderGenerator : public KernelGenerator {
@@ -1346,7 +1370,7 @@ public:
                std::string &whyNot) const override {
     const std::string &op = request.opType;
     if (!isGeneralMove(op) && op != "Concat" && op != "Split" &&
-        op != "Slice" && op != "Pad" && op != "Resize")
+        op != "Slice" && op != "Pad" && op != "Resize" && op != "Tile")
       return false;
     if (request.inputs.empty() || request.outputs.empty() ||
         request.inputs[0].omitted ||

@@ -397,6 +397,17 @@ std::vector<Case> padCases() {
   // A ResNet-sized reflection pad, channels last.
   list.push_back(pad("reflect_1x64x56x56", {1, 64, 56, 56},
                      {0, 0, 1, 1, 0, 0, 1, 1}, "reflect", "reorder"));
+  // Tile is an index map whose repeats the output's shape fixes, given
+  // as a constant or at run time.
+  for (bool constantRepeats : {true, false}) {
+    Case tile = pad(constantRepeats ? "tile" : "tile_runtime_repeats",
+                    {4, 16, 20, 20}, {}, "constant", "reorder");
+    tile.opType = "Tile";
+    tile.attributes.clear();
+    tile.inputs[1] = int64s({1, 1, 2, 3});
+    tile.constant[1] = constantRepeats;
+    list.push_back(tile);
+  }
   Case value = pad("constant_value", {1, 3, 4, 5}, {0, 1, 2, 0, 0, 0, 1, 3},
                    "constant", "resample");
   value.inputs.push_back(Tensor::fromVector<float>(DType::Float32, {}, {1.5f}));
