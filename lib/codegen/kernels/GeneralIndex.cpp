@@ -728,6 +728,52 @@ bool lowerConstantOfShape(Lowering &l) {
   return true;
 }
 
+/// Range whose output length the model gives (its inputs may be known only
+/// at run time): y[i] = start + i delta, by one fma for floats (one
+/// rounding), by running sums for int32 (exact).
+bool lowerRange(Lowering &l) {
+  if (!checkInputs(l, 3, 3) || !checkOutputs(l, 1))
+    return false;
+  const KernelRequest &r = l.request();
+  std::optional<ElementKind> kind =
+      kindOf(l, r.outputs[0], "the output", /*allowDouble=*/true);
+  if (!kind)
+    return false;
+  for (size_t i = 0; i < 3; ++i) {
+    std::optional<ElementKind> input =
+        kindOf(l, r.inputs[i], "input " + std::to_string(i), true);
+    if (!input)
+      return false;
+    if (*input != *kind || elementCount(r.inputs[i].form.shape) != 1)
+      return l.fail("Range takes three scalars of its output's type");
+  }
+  if (r.outputs[0].form.shape.size() != 1)
+    return l.fail("Range gives a 1-D tensor");
+  const PeImage *start = l.placeInput(0, {GRF0, GRF1, LM0});
+  const PeImage *delta = start ? l.placeInput(2, {LM0, GRF1, GRF0}) : nullptr;
+  const PeImage *y = delta ? l.placeOutput(0, {LM1, LM0}) : nullptr;
+  if (!y)
+    return false;
+  l.loadInputs();
+  ElemProgram &p = l.program();
+  auto scalar = [](const PeImage *image) {
+    return Slot{image->memory, image->wordOf(std::vector<int64_t>(
+                                   image->form.shape.size(), 0))};
+  };
+  Slot first = scalar(start), step = scalar(delta), previous;
+  for (int64_t i = 0; i < r.outputs[0].form.shape[0]; ++i) {
+    Slot dst{y->memory, y->wordOf({i})};
+    if (i == 0)
+      p.copy(dst, first);
+    else if (*kind == ElementKind::Int)
+      p.integer(ElemOpcode::IAdd, dst, previous, step);
+    else
+      p.fma(dst, p.constant(double(i)), step, first);
+    previous = dst;
+  }
+  return true;
+}
+
 /// Dropout where nothing is dropped: in inference (training_mode absent or
 /// a constant 0), or with a constant ratio of 0. The output is the input,
 /// the mask (if asked for) all true.
@@ -1457,6 +1503,7 @@ const IndexOp kIndexOps[] = {
     {"Dropout", lowerDropout},
     {"EyeLike", lowerEyeLike},
     {"ConstantOfShape", lowerConstantOfShape},
+    {"Range", lowerRange},
     {"NegativeLogLikelihoodLoss", lowerNllLoss},
     {"SoftmaxCrossEntropyLoss", lowerSoftmaxCrossEntropy},
 };

@@ -626,6 +626,17 @@ std::vector<Case> indexCases() {
   constantDouble.atol = constantDouble.rtol = 0;
   cases.push_back(constantDouble);
 
+  // Range with runtime scalars: the node tests' float and int32 cases.
+  cases.push_back(make("Range_float_positive_delta", "Range",
+                       {floats({}, {1}), floats({}, {5}), floats({}, {2})}));
+  cases.push_back(
+      make("Range_float_fractional", "Range",
+           {floats({}, {-0.3f}), floats({}, {2.9f}), floats({}, {0.37f})}));
+  cases.push_back(make("Range_int32_negative_delta", "Range",
+                       {Tensor::fromVector<int32_t>(DType::Int32, {}, {10}),
+                        Tensor::fromVector<int32_t>(DType::Int32, {}, {6}),
+                        Tensor::fromVector<int32_t>(DType::Int32, {}, {-3})}));
+
   cases.push_back(make("Unsqueeze_two_axes", "Unsqueeze",
                        {rnd({3, 4, 5}, 82), int64s({2}, {1, 4})}));
   cases.back().constant = {false, true};
