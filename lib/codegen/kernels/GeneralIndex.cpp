@@ -1257,26 +1257,62 @@ bool combineUpdate(ElemProgram &p, const std::string &reduction,
   return true;
 }
 
+/// The checks ScatterElements and ScatterND share: three inputs (data,
+/// int32 indices, updates of the data's kind), the data's shape out, and a
+/// reduction the kind has; the kind, or nullopt after fail().
+std::optional<ElementKind> checkScatter(Lowering &l, std::string &reduction) {
+  if (!checkInputs(l, 3, 3) || !checkOutputs(l, 1))
+    return std::nullopt;
+  const KernelRequest &r = l.request();
+  std::optional<ElementKind> kind = kindOf(l, r.inputs[0], "the data");
+  std::optional<ElementKind> updateKind =
+      kind ? kindOf(l, r.inputs[2], "the updates") : std::nullopt;
+  if (!updateKind || !kindOf(l, r.outputs[0], "the output"))
+    return std::nullopt;
+  if (*updateKind != *kind || r.inputs[1].form.type != DeviceType::Int32 ||
+      r.outputs[0].form.shape != r.inputs[0].form.shape ||
+      r.inputs[1].form.shape.empty()) {
+    l.fail(r.opType + " takes int32 indices, updates of the data's type, "
+                      "and gives the data's shape");
+    return std::nullopt;
+  }
+  reduction = r.getString("reduction", "none");
+  // Whether the reduction exists for the kind, recording nothing.
+  ElemProgram &p = l.program();
+  bool recording = p.recording();
+  p.setRecording(false);
+  bool supported = combineUpdate(p, reduction, *kind, Slot{}, Slot{}, Slot{});
+  p.setRecording(recording);
+  if (!supported) {
+    l.fail(r.opType + "'s reduction '" + reduction + "' is not supported for " +
+           (*kind == ElementKind::Int ? "int32" : "floating") + " tensors");
+    return std::nullopt;
+  }
+  return kind;
+}
+
+/// Y = X, element by element (the scatters' start).
+void copyImage(Lowering &l, const PeImage &x, const PeImage &y) {
+  std::vector<std::pair<Slot, Slot>> moves;
+  forEachIndex(x.form.shape, [&](const std::vector<int64_t> &index) {
+    moves.push_back({{y.memory, y.wordOf(index)}, {x.memory, x.wordOf(index)}});
+  });
+  l.copyWords(moves);
+}
+
 /// ScatterElements (and the older Scatter): the data copied, then each
 /// update in order into the element its index names along the axis, so
 /// that duplicate indices reduce (or the last wins) as the reference does.
 /// A runtime index compares with each position k of the axis and selects
 /// the updated value where equal (extent selections per update).
 bool lowerScatterElements(Lowering &l) {
-  if (!checkInputs(l, 3, 3) || !checkOutputs(l, 1))
+  std::string reduction;
+  std::optional<ElementKind> kind = checkScatter(l, reduction);
+  if (!kind)
     return false;
   const KernelRequest &r = l.request();
-  std::optional<ElementKind> kind = kindOf(l, r.inputs[0], "the data");
-  std::optional<ElementKind> updateKind =
-      kind ? kindOf(l, r.inputs[2], "the updates") : std::nullopt;
-  if (!updateKind || !kindOf(l, r.outputs[0], "the output"))
-    return false;
   const DramForm &data = r.inputs[0].form, &indices = r.inputs[1].form,
                  &updates = r.inputs[2].form;
-  if (*updateKind != *kind || r.inputs[1].form.type != DeviceType::Int32 ||
-      r.outputs[0].form.shape != data.shape)
-    return l.fail(r.opType + " takes int32 indices, updates of the data's "
-                             "type, and gives the data's shape");
   if (indices.shape != updates.shape ||
       indices.shape.size() != data.shape.size())
     return l.fail(r.opType + "'s indices and updates have one shape, of the "
@@ -1287,19 +1323,7 @@ bool lowerScatterElements(Lowering &l) {
     return l.fail("axis " + std::to_string(axis) + " is out of range");
   axis = normaliseAxis(axis, rank);
   int64_t extent = data.shape[size_t(axis)];
-  std::string reduction = r.getString("reduction", "none");
   ElemProgram &p = l.program();
-  {
-    // Whether the reduction exists for the kind, before placing anything.
-    bool recording = p.recording();
-    p.setRecording(false);
-    bool known = combineUpdate(p, reduction, *kind, Slot{}, Slot{}, Slot{});
-    p.setRecording(recording);
-    if (!known)
-      return l.fail(
-          r.opType + "'s reduction '" + reduction + "' is not supported for " +
-          (*kind == ElementKind::Int ? "int32" : "floating") + " tensors");
-  }
   std::optional<std::vector<int64_t>> known = constantInts(r.inputs[1]);
   if (known)
     for (int64_t v : *known)
@@ -1320,12 +1344,7 @@ bool lowerScatterElements(Lowering &l) {
                      int32_t(std::max<int64_t>(64, (5 * extent + 23) / 8 * 8))))
     return false;
   l.loadInputs();
-  std::vector<std::pair<Slot, Slot>> moves;
-  forEachIndex(data.shape, [&](const std::vector<int64_t> &index) {
-    moves.push_back(
-        {{y->memory, y->wordOf(index)}, {x->memory, x->wordOf(index)}});
-  });
-  l.copyWords(moves);
+  copyImage(l, *x, *y);
   int64_t flat = 0;
   forEachIndex(indices.shape, [&](const std::vector<int64_t> &index) {
     Slot update{u->memory, u->wordOf(index)};
@@ -1356,20 +1375,13 @@ bool lowerScatterElements(Lowering &l) {
 /// first q dimensions (the mask: every component equal) and selects the
 /// updated slice where it matches.
 bool lowerScatterND(Lowering &l) {
-  if (!checkInputs(l, 3, 3) || !checkOutputs(l, 1))
+  std::string reduction;
+  std::optional<ElementKind> kind = checkScatter(l, reduction);
+  if (!kind)
     return false;
   const KernelRequest &r = l.request();
-  std::optional<ElementKind> kind = kindOf(l, r.inputs[0], "the data");
-  std::optional<ElementKind> updateKind =
-      kind ? kindOf(l, r.inputs[2], "the updates") : std::nullopt;
-  if (!updateKind || !kindOf(l, r.outputs[0], "the output"))
-    return false;
   const DramForm &data = r.inputs[0].form, &indices = r.inputs[1].form,
                  &updates = r.inputs[2].form;
-  if (*updateKind != *kind || indices.type != DeviceType::Int32 ||
-      r.outputs[0].form.shape != data.shape || indices.shape.empty())
-    return l.fail("ScatterND takes int32 indices, updates of the data's "
-                  "type, and gives the data's shape");
   int64_t q = indices.shape.back();
   int64_t rank = int64_t(data.shape.size());
   if (q < 1 || q > rank)
@@ -1383,18 +1395,7 @@ bool lowerScatterND(Lowering &l) {
   if (updates.shape != expected)
     return l.fail("ScatterND's updates are shaped " + shapeText(expected) +
                   ", not " + shapeText(updates.shape));
-  std::string reduction = r.getString("reduction", "none");
   ElemProgram &p = l.program();
-  {
-    bool recording = p.recording();
-    p.setRecording(false);
-    bool supported = combineUpdate(p, reduction, *kind, Slot{}, Slot{}, Slot{});
-    p.setRecording(recording);
-    if (!supported)
-      return l.fail(
-          "ScatterND's reduction '" + reduction + "' is not supported for " +
-          (*kind == ElementKind::Int ? "int32" : "floating") + " tensors");
-  }
   std::optional<std::vector<int64_t>> known = constantInts(r.inputs[1]);
   if (known)
     for (size_t i = 0; i < known->size(); ++i) {
@@ -1421,12 +1422,7 @@ bool lowerScatterND(Lowering &l) {
   if (!ring.allocate(l, {GRF1, GRF0, LM0, LM1}))
     return false;
   l.loadInputs();
-  std::vector<std::pair<Slot, Slot>> moves;
-  forEachIndex(data.shape, [&](const std::vector<int64_t> &index) {
-    moves.push_back(
-        {{y->memory, y->wordOf(index)}, {x->memory, x->wordOf(index)}});
-  });
-  l.copyWords(moves);
+  copyImage(l, *x, *y);
   auto concat = [](std::vector<int64_t> a, const std::vector<int64_t> &b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
