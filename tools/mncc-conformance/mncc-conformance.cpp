@@ -18,7 +18,8 @@
 // Each case ends as pass, fail, unsupported (no kernel for an operator) or
 // skip, each with its reason; the last line is "N passed, N failed, N
 // skipped" (unsupported cases count as skipped). With --baseline, the run
-// fails if fewer cases pass than the number in that file.
+// fails if fewer cases pass than the number in that file; a second number
+// there is the least that must pass with host fallback included.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,7 +91,9 @@ cl::opt<std::string> device("device", cl::desc("Device for --stage=run"),
                             cl::init("pfvm:cpu"), cl::cat(category));
 cl::opt<std::string> baselinePath(
     "baseline",
-    cl::desc("File holding the least number of cases that must pass"),
+    cl::desc("File holding the least number of cases that must pass (and, "
+             "optionally, a second number: the least that must pass with "
+             "host fallback included)"),
     cl::cat(category));
 cl::opt<double> rtol("rtol", cl::desc("Relative tolerance"), cl::init(1e-3),
                      cl::cat(category));
@@ -648,6 +651,28 @@ int main(int argc, char **argv) {
       llvm::errs() << "mncc-conformance: error: " << totals["pass"]
                    << " cases pass, fewer than the baseline of " << baseline
                    << " (" << baselinePath << ")\n";
+      return 1;
+    }
+    long long withHost = -1;
+    if (file >> withHost) {
+      if (withHost < baseline) {
+        llvm::errs() << "mncc-conformance: error: " << baselinePath
+                     << ": the count with host fallback (" << withHost
+                     << ") is below the device count (" << baseline << ")\n";
+        return 1;
+      }
+      long long passed = totals["pass"] + totals["host"];
+      if (passed < withHost) {
+        llvm::errs() << "mncc-conformance: error: " << passed
+                     << " cases pass with host fallback, fewer than the "
+                        "baseline of "
+                     << withHost << " (" << baselinePath << ")\n";
+        return 1;
+      }
+    } else if (!file.eof()) {
+      llvm::errs() << "mncc-conformance: error: " << baselinePath
+                   << ": expected a second number (cases passing with host "
+                      "fallback) or nothing after the first\n";
       return 1;
     }
     return 0;
