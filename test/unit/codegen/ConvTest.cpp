@@ -255,6 +255,22 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.name);
     });
 
+// A known failure, open (issue 15): 512 -> 512 channels 3x3 over 7x7
+// with a bias (ResNet-18's layer4, which the batch-1 model's planner
+// places otherwise): output channels 0-31 are off by a constant per
+// channel (the bias of the first 32 columns is wrong), 0.25 on average,
+// the others within tolerance. Without the bias, or with 256 input or
+// output channels, it passes. ResNet-18 and ResNet-50 at batch 8 fail
+// --verify through it. Run with --gtest_also_run_disabled_tests.
+INSTANTIATE_TEST_SUITE_P(
+    DISABLED_KnownFailures, ConvKernel,
+    ::testing::Values(with(conv("resnet18_layer4_bias_half", {1, 512, 7, 7},
+                                {512, 512, 3, 3}, H, {1, 1, 1, 1}),
+                           1, true)),
+    [](const ::testing::TestParamInfo<ConvCase> &info) {
+      return std::string(info.param.name);
+    });
+
 ConvCase runtimeW(ConvCase c) {
   c.constantW = false;
   return c;
