@@ -643,7 +643,7 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
                         : bias.kind == BiasSpec::Kind::Row   ? p.biasRowQuads
                         : bias.kind == BiasSpec::Kind::Scalar ? 1
                                                               : 0;
-    return image.slots + biasSlots <= kLm0Slots;
+    return roundUp(image.slots, 4) + biasSlots <= kLm0Slots;
   };
   // Chunks of a row block size: uniform when every group does the same on
   // its own block and the images agree, else every row in group 0. A chunk
@@ -759,7 +759,11 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
       AImage trial;
       s.a->image(0, p.distinct ? p.r1 : p.r2, 0, p.kcPerPhase, trial);
       p.aSlots = trial.slots;
-      p.biasBase = p.aSlots;
+      // The block-float conversion runs over A's slots four at a time in
+      // place: the bias starts on the next multiple of four, or the last
+      // run would convert its first slots as A (ResNet-18's 512 x 512
+      // layer4 conv lost its first 32 channels' bias so).
+      p.biasBase = roundUp(p.aSlots, 4);
       placed = placeChunks();
     }
   }

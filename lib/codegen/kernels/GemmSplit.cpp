@@ -296,12 +296,14 @@ bool plan(const ProductSpec &s, SplitPlan &p) {
   p.aSlots = std::max(p.imageRows * p.kc, (p.imageRows - 1) * p.kc + p.kcPad);
   p.aLocal = roundUp(p.J * p.Ip, 4);
   p.local = p.aLocal + p.Ip * p.kcm <= 224;
-  p.biasBase = p.aSlots;
+  // A's block-float conversion runs four slots at a time in place: the
+  // bias starts past its last run.
+  p.biasBase = roundUp(p.aSlots, 4);
   int64_t biasSlots = bias.kind == BiasSpec::Kind::Row      ? p.nqBias
                       : bias.kind == BiasSpec::Kind::Matrix ? p.imageRows *
                                                                   p.nqBias
                                                             : 0;
-  if (p.aSlots + biasSlots > kLm0Slots)
+  if (p.biasBase + biasSlots > kLm0Slots)
     return false;
   // The output image: eight long words per unit and L1B.
   if (8 * p.units > 2048 || 64 * p.units > kL2bmOutLw)
