@@ -10,7 +10,8 @@ bits. This script emulates only that quantization on the host, in torch
 input channels, depthwise convolutions' operands and every convolution's
 output rounded to IEEE half), and prints the largest output error as a
 share of the largest output, the figure --verify compares with the
-mixed tolerance (docs/codegen.md "Tolerances"). Same models, seeds and
+mixed tolerance (docs/codegen.md "Tolerances"), and the same for
+float_dtype=float's pseudo-single block floats. Same models, seeds and
 BatchNorm calibration as export_torchvision.py; the input is uniform in
 [-1, 1) from seed 0 (mncc run --random-inputs=0).
 
@@ -29,9 +30,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "models"))
 import export_torchvision as export  # noqa: E402
 
 
-def block_float(t, dim, bits, block=16):
+def block_float(t, dim, bits, block=16, truncate=False):
     """t quantized in blocks of `block` along `dim`: the block's exponent,
-    `bits`-bit significands (the leading bit included), round to nearest."""
+    `bits`-bit significands (the leading bit included), round to nearest
+    (or toward zero: the MAU ignores pseudo-single's low 5 bits)."""
     t = t.movedim(dim, -1)
     shape = t.shape
     n = shape[-1]
@@ -39,7 +41,7 @@ def block_float(t, dim, bits, block=16):
     blocks = padded.reshape(*shape[:-1], -1, block)
     largest = blocks.abs().amax(-1, keepdim=True).clamp_min(1e-30)
     step = 2.0 ** (torch.floor(torch.log2(largest)) - (bits - 1))
-    quantized = torch.round(blocks / step) * step
+    quantized = (torch.trunc if truncate else torch.round)(blocks / step) * step
     return quantized.reshape(*shape[:-1], -1)[..., :n].movedim(-1, dim)
 
 
@@ -64,14 +66,35 @@ def quantized_copy(model, name, bits):
     return copy
 
 
+def pseudo_single_copy(model, name):
+    """float_dtype=float: every convolution's operands in pseudo-single
+    block floats (8 per exponent, 18 significant bits, the rest ignored),
+    outputs in single; in double so that only the format errs."""
+    copy = export.MODELS[name](weights=None).double()
+    copy.load_state_dict(model.state_dict())
+    copy.eval()
+
+    def quantize(t, dim):
+        return block_float(t, dim, 18, block=8, truncate=True)
+    for module in copy.modules():
+        if not isinstance(module, torch.nn.Conv2d):
+            continue
+        module.weight.data = quantize(module.weight.data,
+                                      1 if module.groups == 1 else 0)
+        module.register_forward_pre_hook(lambda m, i: (quantize(i[0], 1),))
+        module.register_forward_hook(lambda m, i, o: o.float().double())
+    return copy
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", default="resnet18,mobilenet_v2")
     args = parser.parse_args()
     image = torch.tensor(np.random.RandomState(0).uniform(
         -1, 1, (1, 3, 224, 224)).astype(np.float32))
-    print("%-14s %12s %14s %14s" % ("model", "max|output|", "IEEE-half BF",
-                                    "MN-Core half BF"))
+    print("%-14s %12s %14s %16s %18s" % (
+        "model", "max|output|", "IEEE-half BF", "MN-Core half BF",
+        "pseudo-single BF"))
     for name in args.models.split(","):
         torch.manual_seed(0)
         model = export.MODELS[name](weights=None)
@@ -85,8 +108,12 @@ def main():
                 output = quantized_copy(model, name, bits)(image).double()
                 shares.append((output - reference).abs().max().item() /
                               largest)
-        print("%-14s %12.4f %13.2f%% %13.2f%%" %
-              (name, largest, 100 * shares[0], 100 * shares[1]))
+            exact = model.double()(image.double())
+            single = pseudo_single_copy(model, name)(image.double())
+            shares.append((single - exact).abs().max().item() /
+                          exact.abs().max().item())
+        print("%-14s %12.4f %13.2f%% %15.2f%% %17.2e" %
+              (name, largest, 100 * shares[0], 100 * shares[1], shares[2]))
 
 
 if __name__ == "__main__":
