@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmEngine.h"
+#include "ActivationSpread.h"
 #include "Generators.h"
 
 #include "mncc/emu/Numerics.h"
@@ -324,17 +325,10 @@ public:
       return false;
     // The planner gives X and Y the order preferredOrder asks for; judge
     // the request as it will be emitted.
-    KernelRequest nhwc = request;
-    for (size_t i = 0; i < nhwc.inputs.size() + nhwc.outputs.size(); ++i) {
-      KernelTensor &t = i < nhwc.inputs.size()
-                            ? nhwc.inputs[i]
-                            : nhwc.outputs[i - nhwc.inputs.size()];
-      std::vector<unsigned> order = preferredOrder(request, i);
-      if (!order.empty() && t.form.shape.size() == 4)
-        t.form = DramForm::canonical(t.form.type, t.form.shape, order);
-    }
+    // The plan points into the request: keep it alive beside it.
+    KernelRequest ordered = withPreferredOrders(request, *this);
     Built built;
-    if (!build(nhwc, built, whyNot))
+    if (!build(ordered, built, whyNot))
       return false;
     BLayout layout;
     return planBLayout(built.spec, layout, whyNot);

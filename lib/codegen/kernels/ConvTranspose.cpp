@@ -20,6 +20,7 @@
 
 #include "ConvTransposeShape.h"
 #include "GemmEngine.h"
+#include "ActivationSpread.h"
 #include "Generators.h"
 
 #include <algorithm>
@@ -227,17 +228,10 @@ public:
       return false;
     // Judge the request in the orders preferredOrder asks for, as the
     // planner will give them.
-    KernelRequest nhwc = request;
-    for (size_t i = 0; i < nhwc.inputs.size() + nhwc.outputs.size(); ++i) {
-      KernelTensor &t = i < nhwc.inputs.size()
-                            ? nhwc.inputs[i]
-                            : nhwc.outputs[i - nhwc.inputs.size()];
-      std::vector<unsigned> order = preferredOrder(request, i);
-      if (!order.empty() && t.form.shape.size() == 4)
-        t.form = DramForm::canonical(t.form.type, t.form.shape, order);
-    }
+    // The plan points into the request: keep it alive beside it.
+    KernelRequest ordered = withPreferredOrders(request, *this);
     Built built;
-    if (!build(nhwc, built, whyNot))
+    if (!build(ordered, built, whyNot))
       return false;
     BLayout layout;
     return planBLayout(built.spec, layout, whyNot);
