@@ -127,6 +127,9 @@ def main():
                       flush=True)
                 for failure in figures["failures"]:
                     print(f"    {failure}", flush=True)
+    print("verify pass*: beyond the float_dtype's constant tolerance of "
+          "pfvm:cpu, within the tolerance\nof pfvm:cpu in the program's "
+          "formats (docs/codegen.md \"Tolerances\")")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 #include "mncc/interpreter/OnnxInterpreter.h"
 #include "mncc/interpreter/KernelAttributes.h"
+#include "mncc/onnx/Import.h"
 
 #include "mncc/dialects/onnx/OnnxOps.h"
 #include "mncc/onnx/TensorIo.h"
@@ -47,6 +48,8 @@ struct Placement {
 /// the slot table, and its attributes in kernel form.
 struct Step {
   std::string opType;
+  /// Which node of the model this is (onnxNodeIdentity).
+  std::string nodeName;
   std::string description; // "node 'conv1' (Conv)"
   KernelFn kernel = nullptr;
   std::vector<int> inputSlots;  // -1: omitted
@@ -84,6 +87,7 @@ struct OnnxProgram::Impl {
   std::vector<std::unique_ptr<Graph>> graphs; // graphs[0] is the model
   std::vector<reference::Value> initialSlots; // initializers filled in
   std::vector<ProgramValueInfo> inputs, outputs;
+  std::shared_ptr<const NodeRounding> rounding;
 
   Status runGraph(const Graph &graph, std::vector<reference::Value> &slots,
                   const std::vector<reference::Value> &arguments,
@@ -397,6 +401,7 @@ LogicalResult Preparer::prepareOp(Operation *op, Graph &graph) {
                             segments.asArrayRef().end());
   }
   step.description = describe(op, step.opType);
+  step.nodeName = onnxNodeIdentity(op->getLoc());
   step.kernel = reference::lookupKernel(domain, step.opType);
   step.profileName = step.opType;
   if (auto fused = fusedInto.find(op); fused != fusedInto.end()) {
@@ -765,11 +770,47 @@ OnnxProgram::Impl::runGraph(const Graph &graph,
         " inputs, " + std::to_string(arguments.size()) + " were given");
   for (size_t i = 0; i < arguments.size(); ++i)
     slots[graph.argumentSlots[i]] = arguments[i];
+  bool rounded = rounding && &graph == graphs.front().get();
   for (const Step &step : graph.steps) {
+    NodeView view{step.nodeName, step.opType, &step.attributes,
+                  &step.outputTypes};
+    // The originals of inputs the hook replaced, put back after the node.
+    std::vector<std::pair<int, reference::Value>> originals;
+    if (rounded) {
+      std::vector<const reference::Value *> inputs;
+      for (int slot : step.inputSlots)
+        inputs.push_back(slot < 0 ? nullptr : &slots[slot]);
+      std::vector<reference::Value> replacements(inputs.size());
+      Status status = rounding->roundInputs(view, inputs, replacements);
+      if (!status.ok())
+        return Status::error(step.description + ": " + status.message());
+      for (size_t i = 0; i < replacements.size(); ++i) {
+        int slot = step.inputSlots[i];
+        if (slot < 0 || replacements[i].isEmpty())
+          continue;
+        // A value read twice (Mul(x, x)) is saved once, as it was.
+        if (llvm::none_of(originals,
+                          [&](const auto &saved) { return saved.first == slot; }))
+          originals.emplace_back(slot, std::move(slots[slot]));
+        slots[slot] = std::move(replacements[i]);
+      }
+    }
     StepContext context(*this, step, slots);
     auto start = profile ? std::chrono::steady_clock::now()
                          : std::chrono::steady_clock::time_point();
-    Status status = reference::runKernel(step.kernel, context);
+    reference::KernelFunction replacement =
+        rounded ? rounding->kernelFor(view) : reference::KernelFunction();
+    Status status = replacement
+                        ? reference::runKernelFunction(replacement, context)
+                        : reference::runKernel(step.kernel, context);
+    for (auto &[slot, original] : originals)
+      slots[slot] = std::move(original);
+    if (status.ok() && rounded) {
+      std::vector<reference::Value *> outputs;
+      for (int slot : step.outputSlots)
+        outputs.push_back(slot < 0 ? nullptr : &slots[slot]);
+      status = rounding->roundOutputs(view, outputs);
+    }
     if (profile) {
       RunProfile::Entry &entry = profile->perOperator[step.profileName];
       entry.milliseconds += std::chrono::duration<double, std::milli>(
@@ -801,6 +842,8 @@ OnnxProgram::Impl::runGraph(const Graph &graph,
   return Status::success();
 }
 
+NodeRounding::~NodeRounding() = default;
+
 OnnxProgram::OnnxProgram(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 OnnxProgram::~OnnxProgram() = default;
 
@@ -827,6 +870,7 @@ OnnxProgram::prepare(func::FuncOp function,
       return failure();
     function = *marked;
   }
+  impl->rounding = options.rounding;
   Preparer preparer(*impl, options, unsupported);
   auto graph = preparer.prepareBlock(function.front());
   if (mlir::failed(graph) || mlir::failed(preparer.failed()))

@@ -1130,3 +1130,13 @@ OwningOpRef<ModuleOp> mncc::importOnnxBytes(llvm::StringRef bytes,
   Importer importer(name, context, options);
   return importer.run(model);
 }
+
+std::string mncc::onnxNodeIdentity(Location loc) {
+  if (auto named = llvm::dyn_cast<NameLoc>(loc))
+    return named.getName().str();
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
+    if (auto text = llvm::dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      if (text.getValue().starts_with("node ("))
+        return text.str();
+  return "";
+}

@@ -15,6 +15,7 @@
 
 #include "mncc/codegen/MLIRBridge.h"
 #include "mncc/dialects/onnx/OnnxOps.h"
+#include "mncc/onnx/Import.h"
 #include "mncc/onnx/TensorIo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -270,6 +271,28 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
     entry["op_type"] = kernel.getOpType().str();
     entry["generator"] = kernel.getGenerator().value_or("").str();
     entry["variant"] = kernel.getVariant().value_or("").str();
+    // What the device reference (runtime/DeviceReference.cpp) follows: the
+    // formats the kernel reads and writes, in the node's input and output
+    // order (null for an omitted input), and its matrix unit.
+    for (auto [key, list] :
+         {std::pair{"input_types", kernel.getInputs()},
+          std::pair{"output_types", kernel.getOutputs()}}) {
+      nlohmann::json types = nlohmann::json::array();
+      for (Attribute operand : list) {
+        auto symbol = llvm::cast<SymbolRefAttr>(operand);
+        auto buffer = symbol.getRootReference() == l3::kNoneBuffer
+                          ? l3::BufferOp()
+                          : symbolTables.lookupNearestSymbolFrom<l3::BufferOp>(
+                                kernel, symbol);
+        types.push_back(buffer ? bufferJson(buffer)["device_type"]
+                               : nlohmann::json());
+      }
+      entry[key] = types;
+    }
+    if (std::string node = onnxNodeIdentity(kernel.getLoc()); !node.empty())
+      entry["onnx_node"] = node;
+    if (auto unit = kernel->getAttrOfType<StringAttr>("matrix_unit"))
+      entry["matrix_unit"] = unit.str();
     for (const char *name : {"first_line", "last_line", "steps", "flops"})
       if (auto value = kernel->getAttrOfType<IntegerAttr>(name))
         entry[name] = value.getInt();

@@ -53,6 +53,11 @@ mncc::reference::registeredKernels() {
 }
 
 Status mncc::reference::runKernel(KernelFn kernel, KernelContext &context) {
+  return runKernelFunction(kernel, context);
+}
+
+Status mncc::reference::runKernelFunction(const KernelFunction &kernel,
+                                          KernelContext &context) {
   detail::KernelScope scope;
   // LLVM's tools install a new-handler that ends the process ("LLVM ERROR:
   // out of memory"); inside a kernel a failed std::vector growth is the

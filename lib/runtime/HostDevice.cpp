@@ -1,6 +1,6 @@
 //===- HostDevice.cpp - pfvm:cpu as a device ------------------------------===//
 
-#include "mncc/runtime/Runtime.h"
+#include "HostDevice.h"
 
 #include "mncc/interpreter/OnnxInterpreter.h"
 #include "mncc/onnx/Import.h"
@@ -99,6 +99,14 @@ std::unique_ptr<Executable> runtime::loadModelOnHost(
     const std::vector<std::pair<std::string, std::vector<int64_t>>>
         &inputShapes,
     std::string &error) {
+  return loadModelOnHostWith(context, modelPath, inputShapes, {}, error);
+}
+
+std::unique_ptr<Executable> runtime::loadModelOnHostWith(
+    MLIRContext &context, const std::string &modelPath,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>
+        &inputShapes,
+    const PrepareOptions &prepareOptions, std::string &error) {
   OnnxImportOptions options;
   options.inputShapes = inputShapes;
   OwningOpRef<ModuleOp> module = importOnnxFile(modelPath, &context, options);
@@ -111,7 +119,8 @@ std::unique_ptr<Executable> runtime::loadModelOnHost(
     error = modelPath + " has no graph";
     return nullptr;
   }
-  auto program = OnnxProgram::prepare(*functions.begin());
+  auto program =
+      OnnxProgram::prepare(*functions.begin(), nullptr, prepareOptions);
   if (failed(program)) {
     error = "pfvm:cpu cannot run " + modelPath;
     return nullptr;

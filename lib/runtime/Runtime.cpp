@@ -65,6 +65,25 @@ Tolerance runtime::toleranceFor(const std::string &floatDtype,
   return device;
 }
 
+Tolerance runtime::followingToleranceFor(const std::string &floatDtype,
+                                         reference::DType referenceType) {
+  // docs/codegen.md, "Tolerances": the reference rounds as the program
+  // does and sums the matrix unit's blocks in its order, so ResNet-18/50,
+  // MobileNetV2 and SqueezeNet agree to the bit. What is left are sums
+  // in another order (the split plan's partial sums, the general kernel's
+  // reductions, MathLib's few ulps) and the roundings they flip: a unit in
+  // the last place of a half or single, which the next product's block
+  // floats may turn into a step of the block's grid (half: 2^-8 of the
+  // block's largest; pseudo-single: 2^-17). Two such steps for half, four
+  // for pseudo-single.
+  if (floatDtype == "mixed" || floatDtype == "half" || floatDtype.empty())
+    return {0x1p-7, 0x1p-7};
+  if (floatDtype == "float")
+    return {0x1p-15, 0x1p-15};
+  // double: no block floats to follow; pfvm:cpu's own roundings remain.
+  return toleranceFor(floatDtype, referenceType);
+}
+
 Comparison runtime::compare(const reference::Tensor &actual,
                             const reference::Tensor &expected,
                             const Tolerance &tolerance) {

@@ -57,6 +57,9 @@ public:
         return;
       }
       kernel.setVariantAttr(builder.getStringAttr(description.variant));
+      if (!description.matrixUnit.empty())
+        kernel->setAttr("matrix_unit",
+                        builder.getStringAttr(description.matrixUnit));
       SmallVector<NamedAttribute> parameters;
       for (auto &[name, value] : description.parameters)
         parameters.push_back(builder.getNamedAttr(name,

@@ -73,6 +73,11 @@ struct KernelDescription {
   /// "half, 32 N-tiles x 1 M-tile".
   std::string generator;
   std::string variant;
+  /// The matrix unit's operand format the kernel multiplies in
+  /// ("half", "pseudo-single", "double"); empty when it does not use the
+  /// matrix unit. The device reference of `mncc run --verify` block-floats
+  /// the node's operands the same way (docs/codegen.md "Tolerances").
+  std::string matrixUnit;
   /// Parameters worth printing (tiles, layouts of the operands in the
   /// MLSDK notation, passes).
   std::vector<std::pair<std::string, std::string>> parameters;

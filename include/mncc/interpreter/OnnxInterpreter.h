@@ -16,6 +16,7 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <map>
+#include <string_view>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,47 @@ struct RunProfile {
   std::map<std::string, Entry> perOperator;
 };
 
+/// A node of the top-level graph as a NodeRounding sees it.
+struct NodeView {
+  /// Which node of the model it is: its name, or "node (index 3, Add)"
+  /// for a node without one (onnxNodeIdentity).
+  std::string_view name;
+  std::string_view opType;
+  /// Its ONNX attributes (those it sets; defaults are not filled in).
+  const std::map<std::string, reference::Attribute, std::less<>> *attributes;
+  /// The element types the model gives its outputs (Undefined where it
+  /// does not say): a hook that widened the inputs narrows the outputs
+  /// back to these.
+  const std::vector<reference::DType> *outputTypes;
+};
+
+/// Changes what the nodes of the top-level graph read and write, for a
+/// reference that follows another executor's number formats (the device
+/// reference of `mncc run --verify`: runtime/DeviceReference.cpp). A hook
+/// replaces values, never the data of the ones it is given: those may be
+/// initializers, shared with other readers, or views of other values.
+class NodeRounding {
+public:
+  virtual ~NodeRounding();
+  /// Before the node runs. `replacements` holds one empty Value per input;
+  /// a non-empty one is what the node reads instead (this node only: other
+  /// readers of the value still see the original).
+  virtual reference::Status
+  roundInputs(const NodeView &node,
+              const std::vector<const reference::Value *> &inputs,
+              std::vector<reference::Value> &replacements) const = 0;
+  /// After the node ran: `outputs` (null where not wanted) may be replaced,
+  /// for every later reader.
+  virtual reference::Status
+  roundOutputs(const NodeView &node,
+               const std::vector<reference::Value *> &outputs) const = 0;
+  /// What computes the node instead of pfvm:cpu's kernel (on the inputs
+  /// roundInputs gave); empty for pfvm:cpu's own.
+  virtual reference::KernelFunction kernelFor(const NodeView &) const {
+    return {};
+  }
+};
+
 /// How prepare() may rearrange the work; the results are the same either
 /// way, bit for bit. What is fused is decided by the pfvm passes
 /// (passes/pfvm: pfvm-fuse-activations, pfvm-concat-in-place), whose marks
@@ -54,6 +96,11 @@ struct PrepareOptions {
   /// that has not been through the pfvm phase (the marks it carries are
   /// decided again). Off: only the marks the graph carries count.
   bool runFusionPasses = true;
+  /// Called around every node of the top-level graph (not inside the
+  /// bodies of If, Loop or Scan). Fusions change which values exist, so
+  /// with a hook the caller should turn fuseActivations and concatInPlace
+  /// off.
+  std::shared_ptr<const NodeRounding> rounding;
 };
 
 class OnnxProgram {

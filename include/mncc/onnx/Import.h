@@ -51,6 +51,13 @@ importOnnxBytes(llvm::StringRef bytes, llvm::StringRef name,
                 mlir::MLIRContext *context,
                 const OnnxImportOptions &options = {});
 
+/// Which node of the model an op was imported from: its name, or for a
+/// node without one its description ("node (index 3, Add)"), as the
+/// importer locates them; empty for an op no node located (the compiler's
+/// own). Stable through the passes that keep an op's location, so the
+/// runtime can pair a compiled kernel with the node pfvm:cpu runs.
+std::string onnxNodeIdentity(mlir::Location loc);
+
 } // namespace mncc
 
 #endif // MNCC_ONNX_IMPORT_H

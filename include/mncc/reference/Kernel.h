@@ -15,6 +15,7 @@
 #include "mncc/reference/Tensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -195,6 +196,10 @@ using KernelFn = Status (*)(KernelContext &context);
 /// is an error, never a crash. The kernels build with exceptions for this
 /// alone; none leaves this function.
 Status runKernel(KernelFn kernel, KernelContext &context);
+/// A kernel with parameters of its own (the device reference's products).
+using KernelFunction = std::function<Status(KernelContext &context)>;
+/// runKernel for such a kernel.
+Status runKernelFunction(const KernelFunction &kernel, KernelContext &context);
 
 /// Registers a kernel for an operator of `domain` ("" is ai.onnx).
 /// Registering the same operator twice keeps the first.

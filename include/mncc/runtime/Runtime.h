@@ -109,6 +109,19 @@ loadModelOnHost(mlir::MLIRContext &context, const std::string &modelPath,
                     &inputShapes,
                 std::string &error);
 
+/// pfvm:cpu in a codegen_dir's number formats: the model run on the host,
+/// every node the program runs on the device reading and writing its
+/// values in the formats the program holds them in, and the operands of
+/// each product on the matrix unit block-floated as the unit does
+/// (docs/codegen.md "Tolerances"). What `mncc run --verify` compares with
+/// when the result differs from loadModelOnHost's by more than the
+/// float_dtype's tolerance. Null with a message when the codegen_dir does
+/// not say which formats its kernels use.
+std::unique_ptr<Executable> loadModelFollowingDevice(
+    mlir::MLIRContext &context, const std::string &modelPath,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>
+        &inputShapes,
+    const std::string &codegenDir, std::string &error);
 /// A codegen_dir's host.mlir when the whole graph runs on pfvm:cpu (its
 /// manifest's "whole_graph_on_host": docs/codegen.md, H4).
 std::unique_ptr<Executable>
@@ -137,6 +150,12 @@ struct Tolerance {
 Tolerance toleranceFor(const std::string &floatDtype,
                        reference::DType referenceType);
 
+/// The tolerance against loadModelFollowingDevice's reference, which
+/// computes in the program's formats: what is left is the order and
+/// rounding of sums and the few format roundings they flip, carried
+/// through the network (docs/codegen.md "Tolerances").
+Tolerance followingToleranceFor(const std::string &floatDtype,
+                                reference::DType referenceType);
 struct Comparison {
   double maxAbs = 0;
   double maxRel = 0;

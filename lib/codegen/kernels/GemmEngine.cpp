@@ -1343,6 +1343,9 @@ bool buildB(VsmWriter &out, PeSetup &setup, const Plan &p, int64_t batch,
 
 bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
                        KernelDescription &description, std::string &error) {
+  description.matrixUnit = spec.unit->type == DeviceType::Single
+                               ? "pseudo-single"
+                               : std::string(deviceTypeName(spec.unit->type));
   int64_t streamed = 0;
   if (splitApplies(spec, streamed))
     return emitSplit(spec, out, description, error);
