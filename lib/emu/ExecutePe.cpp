@@ -15,6 +15,8 @@
 
 #include "mncc/emu/Numerics.h"
 
+#include "HostTarget.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -375,6 +377,7 @@ void expandMask(uint8_t bits, bool doubleLong, uint64_t &high, uint64_t &low) {
 
 } // namespace
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
                                    uint32_t *addresses, PeRange range) const {
   unsigned width = widthWords(op.Size);
@@ -404,6 +407,23 @@ void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
   }
 }
 
+bool Machine::uniformWordAddress(const Operand &op, unsigned cycle,
+                                 uint32_t &address) const {
+  // computeWordAddresses with every per-PE term zero: no T, no MAB
+  // adjustment, and the base registers (of LM0 / LM1) all 0.
+  if (op.ThroughT || op.MabAdjust)
+    return false;
+  if ((op.Where == Space::LM0 && !Bar0Zero) ||
+      (op.Where == Space::LM1 && !Bar1Zero))
+    return false;
+  unsigned width = widthWords(op.Size);
+  uint32_t base =
+      op.Flat ? op.Address[cycle] : op.Address[0] + op.Stride * cycle;
+  address = base & (wordCount(op.Where) - 1) & ~(width - 1);
+  return true;
+}
+
+MNCC_EMU_HOST_VARIANTS
 void Machine::readOperand(const Operand &op, unsigned cycle,
                           const Expression &expr, WideLanes &out, PeRange range,
                           bool highOnly) const {
@@ -415,12 +435,18 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
     // On the stack: a thread_local array in a shared library costs a
     // __tls_get_addr call per access in these per-PE loops.
     uint32_t addresses[NumPes];
-    computeWordAddresses(op, cycle, addresses, range);
+    uint32_t uniform = 0;
+    bool same = uniformWordAddress(op, cycle, uniform);
+    if (!same) {
+      computeWordAddresses(op, cycle, addresses, range);
+      same = sameForAllPes(addresses, range);
+      uniform = addresses[range.Begin];
+    }
     const uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
-    if (sameForAllPes(addresses, range)) {
+    if (same) {
       // Rows a .. a + width - 1 of the memory, word 0 most significant.
-      const uint32_t *row = mem + size_t(addresses[range.Begin]) * NumPes;
+      const uint32_t *row = mem + size_t(uniform) * NumPes;
       for (unsigned pe = range.Begin; pe < range.End; ++pe) {
         uint64_t high = uint64_t(row[pe]) << 32;
         out.High[pe] = width > 1 ? high | row[NumPes + pe] : high;
@@ -523,6 +549,7 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
   }
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
                         PeRange range) const {
   if (mask.MaskKind == MaskSpec::Pattern) {
@@ -542,6 +569,7 @@ void Machine::cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
     bits[pe] = uint8_t(entry[pe] >> shift & 0xf);
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::writeDestination(const Operand &op, unsigned cycle,
                                const WideLanes &value, const uint8_t *flags,
                                PeRange range) {
@@ -616,12 +644,18 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
     // On the stack: a thread_local array in a shared library costs a
     // __tls_get_addr call per access in these per-PE loops.
     uint32_t addresses[NumPes];
-    computeWordAddresses(op, cycle, addresses, range);
+    uint32_t uniform = 0;
+    bool same = uniformWordAddress(op, cycle, uniform);
+    if (!same) {
+      computeWordAddresses(op, cycle, addresses, range);
+      same = sameForAllPes(addresses, range);
+      uniform = addresses[range.Begin];
+    }
     uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
-    if (mask.MaskKind == MaskSpec::Default && sameForAllPes(addresses, range)) {
+    if (mask.MaskKind == MaskSpec::Default && same) {
       // Unmasked, one address: store whole rows, word 0 most significant.
-      uint32_t *row = mem + size_t(addresses[range.Begin]) * NumPes;
+      uint32_t *row = mem + size_t(uniform) * NumPes;
       for (unsigned pe = range.Begin; pe < range.End; ++pe)
         row[pe] = uint32_t(value.High[pe] >> 32);
       if (width > 1)
@@ -644,7 +678,7 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
                        uint32_t(value.Low[pe] >> 32), uint32_t(value.Low[pe])};
       uint32_t m[4] = {uint32_t(mh >> 32), uint32_t(mh), uint32_t(ml >> 32),
                        uint32_t(ml)};
-      size_t a = addresses[pe];
+      size_t a = same ? uniform : addresses[pe];
       for (unsigned i = 0; i < width; ++i) {
         uint32_t &word = mem[(a + i) * NumPes + pe];
         word = (word & ~m[i]) | (v[i] & m[i]);
@@ -657,6 +691,7 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
   }
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::executeAlu(const Expression &expr,
                          const WideLanes *const *sources, WideLanes &out,
                          uint8_t *flags, PeRange range) const {
@@ -984,6 +1019,7 @@ void Machine::executeAlu(const Expression &expr,
   }
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::executeMau(const Expression &expr,
                          const WideLanes *const *sources, WideLanes &out,
                          uint8_t *flags, PeRange range) const {
@@ -1069,8 +1105,12 @@ struct Machine::PendingExpression {
 void Machine::executeStep(const Statement &stmt) {
   DefaultMaskCancelled = stmt.CancelsDefaultMask;
   bool forward = true;
+  bool writesBaseRegister = false;
   std::vector<PendingExpression> pending;
   for (const Expression &expr : stmt.Expressions) {
+    for (const Operand &dst : expr.Destinations)
+      writesBaseRegister |=
+          dst.Where == Space::BarLM0 || dst.Where == Space::BarLM1;
     if (expr.Op == Opcode::Nop || expr.Op == Opcode::NoForward) {
       forward = false; // nop implies noforward (manual 3.6.5)
       continue;
@@ -1090,7 +1130,14 @@ void Machine::executeStep(const Statement &stmt) {
       p.Result = std::move(ResultPool.back());
       ResultPool.pop_back();
     }
-    p.Flags.reset(new uint8_t[4 * NumPes]());
+    // Flags too: every producer writes the flags of every PE it runs
+    // (executeStepRange clears them for the transfers, which raise none).
+    if (FlagsPool.empty()) {
+      p.Flags.reset(new uint8_t[4 * NumPes]);
+    } else {
+      p.Flags = std::move(FlagsPool.back());
+      FlagsPool.pop_back();
+    }
     pending.push_back(std::move(p));
   }
   // manual 3.6.5: noforward keeps $lbi too. Set before the ranges run, as
@@ -1112,7 +1159,13 @@ void Machine::executeStep(const Statement &stmt) {
         },
         &context);
   } else {
-    executeStepRange(pending, PeRange());
+    // One chunk of PEs after the other (setStepChunk): read, compute and
+    // write a chunk before the next, so that its result and operand rows
+    // stay in the cache instead of streaming the whole board's 64 KiB per
+    // cycle through it three times. Chunks are ranges, so they may run in
+    // any order (executeStepRange).
+    for (unsigned begin = 0; begin < NumPes; begin += StepChunkPes)
+      executeStepRange(pending, PeRange{begin, begin + StepChunkPes});
   }
   // The forwarding latch an expression feeds.
   auto latchOf = [&](Opcode op) -> std::unique_ptr<WideLanes[]> * {
@@ -1136,6 +1189,18 @@ void Machine::executeStep(const Statement &stmt) {
     if (latch)
       std::swap(*latch, p.Result);
     ResultPool.push_back(std::move(p.Result));
+    FlagsPool.push_back(std::move(p.Flags));
+  }
+  // A base register written: whether all are 0 again (uniformWordAddress).
+  if (writesBaseRegister) {
+    auto allZero = [](const uint16_t *bar) {
+      uint16_t any = 0;
+      for (unsigned pe = 0; pe < NumPes; ++pe)
+        any |= bar[pe];
+      return any == 0;
+    };
+    Bar0Zero = allZero(Bar0.data());
+    Bar1Zero = allZero(Bar1.data());
   }
 }
 
@@ -1152,6 +1217,7 @@ void Machine::executeStep(const Statement &stmt) {
 // from before the step on its own PEs, as one thread does on all of them.
 // What every range reads that the step changes (the pool, the latches)
 // is handled by executeStep on the calling thread before and after.
+MNCC_EMU_HOST_VARIANTS
 void Machine::executeStepRange(std::vector<PendingExpression> &pending,
                                PeRange range) {
   // The operands live only while one expression's cycles run.
@@ -1197,6 +1263,8 @@ void Machine::executeStepRange(std::vector<PendingExpression> &pending,
         if (expr.Op == Opcode::MFma || expr.Op == Opcode::MMul)
           for (unsigned pe = range.Begin; pe < range.End; ++pe)
             flags[pe] = (result.High[pe] >> 63) ? 0 : 0xf;
+        else
+          std::memset(flags + range.Begin, 0, range.size());
       } else if (isMauVector(expr.Op)) {
         executeMau(expr, pointers, result, flags, range);
       } else {

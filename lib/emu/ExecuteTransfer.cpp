@@ -15,6 +15,8 @@
 
 #include "mncc/emu/Numerics.h"
 
+#include "HostTarget.h"
+
 namespace mncc::emu {
 
 namespace {
@@ -185,6 +187,7 @@ uint64_t Machine::matrixElementAt(Space space, unsigned mab, unsigned row,
              : word >> (64 - offset % 64 - bits) & ((uint64_t(1) << bits) - 1);
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::readTransfer(const Expression &expr, unsigned cycle,
                            const WideLanes *const *sources, WideLanes &out,
                            PeRange range) const {
@@ -360,6 +363,7 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
   }
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
                              PeRange range) {
   switch (expr.Op) {

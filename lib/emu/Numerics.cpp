@@ -616,8 +616,10 @@ void decodeHalfMatrix(const uint64_t *words, HalfMatrixProducts &products,
   for (unsigned r = 0; r < HalfBlockSize; ++r) {
     DecodedHalfBlock &row = rows[r];
     decodeHalfBlockOfLongWords(words + r * 4, row);
-    for (unsigned i = 0; i < HalfBlockSize; ++i)
-      products.ColumnPairs[i / 2][r][i % 2] = row.NormalSignificand[i];
+    // Elements 2p and 2p + 1 lie side by side in both: a pair at a time.
+    for (unsigned p = 0; p < HalfBlockSize / 2; ++p)
+      std::memcpy(products.ColumnPairs[p][r], row.NormalSignificand + 2 * p,
+                  sizeof products.ColumnPairs[p][r]);
     products.RowWeights[r] = row.UnitWeight;
     products.ExtendedRows |= uint32_t(row.ExtendedMask != 0) << r;
     products.ExactRows |= uint32_t(row.NeedsExactPath) << r;
@@ -722,15 +724,13 @@ matVecHalfAvx512(const HalfMatrixProducts &matrix, __m256i vectorWords,
                                        _mm256_extracti128_si256(exponent, 1)));
   float vectorWeight = float(powerOfTwo(maxExp + unitScaleOf<Half>(0)));
 
-  // An infinite addend takes the general path; exponent field 0 reads as
-  // zero.
+  // Exponent field 0 reads as zero. An infinite addend (any mantissa)
+  // makes its row an infinity of its sign whatever the products are
+  // (finishMatVec): the row's lane is replaced at the end.
   __m512i addend = _mm512_setzero_si512();
-  if (withAddends) {
-    __mmask16 infinite;
+  __mmask16 infinite = 0;
+  if (withAddends)
     addend = finiteAddendsAvx512(addends, infinite);
-    if (infinite)
-      return false;
-  }
   // The pairs are broadcast from memory (load ports) rather than shuffled
   // out of the register (one shuffle port).
   alignas(32) int16_t significands[HalfBlockSize];
@@ -738,9 +738,15 @@ matVecHalfAvx512(const HalfMatrixProducts &matrix, __m256i vectorWords,
   // Keeps the compiler from turning the loads back into shuffles.
   asm volatile("" : : "r"(significands) : "memory");
   __m512i sums = halfRowSumsAvx512(matrix, significands);
-  lanesFromSinglesAvx512(
-      halfTailAvx512(sums, matrix.RowWeights, vectorWeight, addend), yHigh,
-      yLow);
+  __m512i y = halfTailAvx512(sums, matrix.RowWeights, vectorWeight, addend);
+  const __m512i infinity =
+      _mm512_set1_epi32(int32_t(Single::pack(false, Single::MaxExp, 0)));
+  y = _mm512_mask_mov_epi32(
+      y, infinite,
+      _mm512_or_si512(_mm512_and_si512(addends, _mm512_set1_epi32(
+                                                    int32_t(Single::SignMask))),
+                      infinity));
+  lanesFromSinglesAvx512(y, yHigh, yLow);
   return true;
 }
 
@@ -990,6 +996,9 @@ void toBlockFloatHalfBlock(const uint16_t *in, uint16_t *out) {
 #ifdef MNCC_EMU_AVX512
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12 warns of the 512-bit shuffles' unused pass-through operand.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 /// toBlockFloatHalfBlock on a block in one 256-bit vector: the block's
 /// largest exponent by three folds, the rounding shifts per element
 /// (vpsrlvw / vpsllvw).
@@ -1050,6 +1059,78 @@ toBlockFloatHalfLongWordsAvx512(const uint64_t *in, uint64_t *out,
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + 4 * b), result);
   }
 }
+
+/// The same on two blocks at a time, one in each 256-bit half of a 512-bit
+/// vector, without branches: the cases the one-block version branches on
+/// (an all-zero exponent block, an infinite block exponent) are per-block
+/// masks that select the result.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void
+toBlockFloatHalfLongWordPairsAvx512(const uint64_t *in, uint64_t *out,
+                                    unsigned blocks) {
+  const __m512i expMask = _mm512_set1_epi16(int16_t(Half::MaxExp));
+  const __m512i manMask = _mm512_set1_epi16(int16_t(Half::ManMask));
+  const __m512i signMask = _mm512_set1_epi16(int16_t(Half::SignMask));
+  const __m512i lead = _mm512_set1_epi16(int16_t(1u << Half::ManBits));
+  const __m512i one = _mm512_set1_epi16(1);
+  const __m512i shiftLimit = _mm512_set1_epi16(HalfRoundingShiftLimit);
+  const __m512i infinite =
+      _mm512_set1_epi16(int16_t(Half::MaxExp << Half::ManBits));
+  unsigned b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    __m512i x = _mm512_loadu_si512(in + 4 * b);
+    __m512i exp =
+        _mm512_and_si512(_mm512_srli_epi16(x, Half::ManBits), expMask);
+    // Each block's largest exponent in all of its 16-bit lanes: 128-bit
+    // halves swapped within each 256-bit half, then 64-, 32- and 16-bit
+    // halves.
+    __m512i maxExp =
+        _mm512_max_epu16(exp, _mm512_shuffle_i64x2(exp, exp, 0xb1));
+    maxExp =
+        _mm512_max_epu16(maxExp, _mm512_shuffle_epi32(maxExp, _MM_PERM_BADC));
+    maxExp =
+        _mm512_max_epu16(maxExp, _mm512_shuffle_epi32(maxExp, _MM_PERM_CDAB));
+    maxExp = _mm512_max_epu16(maxExp, _mm512_rol_epi32(maxExp, 16));
+    __m512i sign = _mm512_and_si512(x, signMask);
+    // Rounding a largest-exponent element carries out of the kept bits
+    // exactly when its mantissa is all ones; the block exponent then
+    // grows by one, unless it is already infinite.
+    uint32_t carries = uint32_t(
+        _mm512_mask_cmpeq_epi16_mask(_mm512_cmpeq_epi16_mask(exp, maxExp),
+                                     _mm512_and_si512(x, manMask), manMask));
+    uint32_t carryBlocks = ((carries & 0xffffu) ? 0xffffu : 0u) |
+                           ((carries >> 16) ? 0xffff0000u : 0u);
+    __mmask32 grows =
+        __mmask32(carryBlocks) & _mm512_cmpneq_epi16_mask(maxExp, expMask);
+    __m512i blockExp = _mm512_mask_add_epi16(maxExp, grows, maxExp, one);
+    __m512i shift = _mm512_min_epu16(
+        _mm512_sub_epi16(_mm512_add_epi16(blockExp, one), exp), shiftLimit);
+    __m512i significand = _mm512_or_si512(_mm512_and_si512(x, manMask), lead);
+    __m512i kept = _mm512_add_epi16(
+        _mm512_add_epi16(
+            significand,
+            _mm512_sub_epi16(
+                _mm512_sllv_epi16(one, _mm512_sub_epi16(shift, one)), one)),
+        _mm512_and_si512(_mm512_srlv_epi16(significand, shift), one));
+    __m512i mantissa =
+        _mm512_and_si512(_mm512_srlv_epi16(kept, shift), manMask);
+    // An element with exponent 0 is a zero: mantissa 0.
+    mantissa =
+        _mm512_maskz_mov_epi16(_mm512_test_epi16_mask(exp, exp), mantissa);
+    __m512i result = _mm512_or_si512(
+        _mm512_or_si512(sign, _mm512_slli_epi16(blockExp, Half::ManBits)),
+        mantissa);
+    // An infinite block exponent: every element an infinity of its sign.
+    result = _mm512_mask_mov_epi16(result,
+                                   _mm512_cmpge_epu16_mask(blockExp, expMask),
+                                   _mm512_or_si512(sign, infinite));
+    // A block of zeros (largest exponent 0): only the signs stay.
+    result = _mm512_mask_mov_epi16(
+        result, _mm512_cmpeq_epi16_mask(maxExp, _mm512_setzero_si512()), sign);
+    _mm512_storeu_si512(out + 4 * b, result);
+  }
+  if (b < blocks)
+    toBlockFloatHalfLongWordsAvx512(in + 4 * b, out + 4 * b, blocks - b);
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -1059,7 +1140,7 @@ void toBlockFloatHalfLongWords(const uint64_t *in, uint64_t *out,
                                unsigned blocks) {
 #ifdef MNCC_EMU_AVX512
   if (hasAvx512()) {
-    toBlockFloatHalfLongWordsAvx512(in, out, blocks);
+    toBlockFloatHalfLongWordPairsAvx512(in, out, blocks);
     return;
   }
 #endif

@@ -178,6 +178,11 @@ public:
   /// ranges share no state). fixedRanges as for StepThreads (tests).
   void setStepThreads(unsigned count, bool fixedRanges = false);
   unsigned stepThreads() const;
+  /// PEs of each range a step runs as on the calling thread (one thread):
+  /// whole L2Bs, the board (NumPes: the reference, one pass over all PEs
+  /// per read, compute and write) or the default, one L2B.
+  void setStepChunk(unsigned pes);
+  unsigned stepChunk() const { return StepChunkPes; }
 
   /// Fills every memory and register a program can read before writing it
   /// with pseudo-random bytes that depend only on the seed and the
@@ -254,6 +259,11 @@ private:
                    WideLanes &out, PeRange range, bool highOnly = false) const;
   void computeWordAddresses(const Operand &op, unsigned cycle,
                             uint32_t *addresses, PeRange range) const;
+  /// The word address of a local memory operand in a cycle when it is the
+  /// same for every PE without looking at them (no T, no MAB adjustment,
+  /// all base registers 0): then true with the address.
+  bool uniformWordAddress(const Operand &op, unsigned cycle,
+                          uint32_t &address) const;
   void cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
                  PeRange range) const;
   void writeDestination(const Operand &op, unsigned cycle,
@@ -323,12 +333,16 @@ private:
   /// Writable mask entries, Masks[entry * NumPes + pe]; entry 0 unused.
   ZeroedArray<uint16_t> Masks;
   ZeroedArray<uint16_t> Bar0, Bar1;
+  /// Every entry of Bar0 / Bar1 is 0 (updated after each step that writes
+  /// one): LM addresses then need no per-PE look (uniformWordAddress).
+  bool Bar0Zero = true, Bar1Zero = true;
   /// Forwarding latches, one per cycle (manual 3.6.1).
   std::unique_ptr<WideLanes[]> AluForward, MauForward, LbForward, MreadForward;
   /// executeStep's scratch: result buffers of four cycles each, reused
   /// across steps, and the operands of the expression being evaluated.
   static constexpr size_t MaxSources = 3;
   std::vector<std::unique_ptr<WideLanes[]>> ResultPool;
+  std::vector<std::unique_ptr<uint8_t[]>> FlagsPool;
   std::unique_ptr<WideLanes[]> SourceScratch;
   ZeroedArray<uint64_t> L1bm, L2bm, Pdm;
   /// Matrix registers x and y of each MAB: 16 rows of 4 long words,
@@ -355,6 +369,7 @@ private:
   /// started at the first step when StepThreadCount is above 1.
   std::unique_ptr<StepThreads> Threads;
   unsigned StepThreadCount = 1;
+  unsigned StepChunkPes = NumPes / NumL2bs;
   bool FixedStepRanges = false;
   /// The L1BM turnaround registers (`$lbi`), TurnaroundLongWords per L1B,
   /// allocated on first use (ExecuteTransfer.cpp), and whether the step

@@ -644,11 +644,12 @@ void halfLanesFromSingles(const uint32_t *singles, uint64_t *high,
                           uint64_t *low);
 
 /// One MAB's y = M b + c straight from and to its PEs' long words, for the
-/// common case only: returns false, writing nothing, when the matrix, the
-/// vector or an addend has an extended or infinite element (or the CPU
-/// lacks AVX-512BW); then use the functions above. vectorWords: PE k's
-/// most significant long word (halves 4k..4k+3 of b); cHigh/cLow (null
-/// for no c) and yHigh/yLow: PE k's long words of singles as
+/// common case only: returns false, writing nothing, when the matrix or the
+/// vector has an extended or infinite element (or the CPU lacks
+/// AVX-512BW); then use the functions above. An infinite addend (as
+/// random memory often holds) gives its row that infinity here too.
+/// vectorWords: PE k's most significant long word (halves 4k..4k+3 of b);
+/// cHigh/cLow (null for no c) and yHigh/yLow: PE k's long words of singles as
 /// halfSinglesFromLanes reads them. Bit for bit mauMatVecHalfMatrix.
 bool mauMatVecHalfLanes(const HalfMatrixProducts &matrix,
                         const uint64_t *vectorWords, const uint64_t *cHigh,

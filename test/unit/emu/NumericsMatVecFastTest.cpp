@@ -532,8 +532,11 @@ TEST(NumericsMatVecFast, HalfLanesPathMatchesPerElementPath) {
     for (unsigned r = 0; r < 16; ++r) {
       c[r] = randomAddend(random,
                           mauMatVecHalf(elements + r * 16, vectorBits, 16, 0));
-      // Finite addends, except in the special trials.
-      if (!special && Single::exponent(c[r]) == Single::MaxExp)
+      // Finite addends, except in the special trials and one in four of
+      // the others (an infinite c on finite products: the fused path
+      // gives that row c's infinity).
+      if (!special && trial % 4 != 1 &&
+          Single::exponent(c[r]) == Single::MaxExp)
         c[r] = Single::pack(Single::sign(c[r]), Single::MaxExp - 1, 0);
     }
     uint64_t cHigh[4], cLow[4], yHigh[4], yLow[4];
