@@ -173,6 +173,16 @@ public:
   }
   int64_t kChunks() const override { return P.kh * P.kw * Quads; }
   int64_t rowStride(int64_t kcWidth) const override { return kcWidth; }
+  /// The window's geometry and X's form: all image() reads.
+  std::string planKey() const override {
+    std::string key = "conv";
+    for (int64_t v :
+         {P.n, P.c, P.h, P.w, P.m, P.kh, P.kw, P.group, P.oh, P.ow, P.strideH,
+          P.strideW, P.dilH, P.dilW, P.padTop, P.padLeft, int64_t(Unit.kChunk)})
+      appendPlanKey(key, v);
+    appendPlanKey(key, P.x->form);
+    return key;
+  }
   void image(int64_t first, int64_t count, int64_t kcBegin, int64_t kcWidth,
              AImage &image) const override {
     image.rowStride = kcWidth;

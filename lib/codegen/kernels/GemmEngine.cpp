@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -271,6 +273,22 @@ int64_t tileColumn(const Plan &p, int64_t t, int i) {
 
 } // namespace
 
+void gemm::appendPlanKey(std::string &key, int64_t value) {
+  key.append(reinterpret_cast<const char *>(&value), sizeof value);
+}
+
+void gemm::appendPlanKey(std::string &key, const DramForm &form) {
+  appendPlanKey(key, int64_t(form.type));
+  appendPlanKey(key, int64_t(form.shape.size()));
+  for (int64_t e : form.shape)
+    appendPlanKey(key, e);
+  appendPlanKey(key, int64_t(form.order.size()));
+  for (unsigned d : form.order)
+    appendPlanKey(key, int64_t(d));
+  appendPlanKey(key, int64_t(form.groups));
+  appendPlanKey(key, form.base % kMvUnitLongWords);
+}
+
 ImageQuad gemm::rowQuad(const DramForm &form, int64_t row, int64_t quad,
                         int perQuad) {
   ImageQuad q;
@@ -460,7 +478,7 @@ double estimatedCycles(const Plan &p) {
 /// More phases reload B per phase but shrink A's image, which LM0 (2040
 /// slots) bounds: rows x K-chunks of a phase (double Gemm 16 x 512 x 10:
 /// 16 rows of 128 K-chunks take two phases).
-bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
+bool planProduct(const ProductSpec &s, Plan &p, std::string &error) {
   const MatrixUnit &u = *s.unit;
   if (s.outType != u.type &&
       !(u.type == DeviceType::Half && s.outType == DeviceType::Single)) {
@@ -521,6 +539,116 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   }
   error = first;
   return false;
+}
+
+/// Everything planProduct reads of a spec, or empty when the A operand
+/// gives no key (its images then may depend on more than the key says).
+/// B's tiles and the bias's values are not read by the planner, only
+/// whether they are constants; bBase only by the emission.
+std::string planKey(const ProductSpec &s) {
+  std::string a = s.a->planKey();
+  if (a.empty())
+    return a;
+  std::string key = std::move(a);
+  appendPlanKey(key, int64_t(s.unit->type));
+  appendPlanKey(key, int64_t(s.outType));
+  appendPlanKey(key, s.out);
+  appendPlanKey(key, s.n);
+  appendPlanKey(key, s.k);
+  appendPlanKey(key, int64_t(s.subProblems.size()));
+  for (const SubProblem &sp : s.subProblems) {
+    appendPlanKey(key, sp.firstRow);
+    appendPlanKey(key, sp.rows);
+    appendPlanKey(key, sp.batch);
+  }
+  appendPlanKey(key, int64_t(s.b != nullptr) |
+                         int64_t(s.deviceB != nullptr) << 1 |
+                         int64_t(s.plainA != nullptr) << 2);
+  if (s.plainA)
+    appendPlanKey(key, *s.plainA);
+  appendPlanKey(key, int64_t(s.bias.kind));
+  if (s.bias.kind != BiasSpec::Kind::None) {
+    appendPlanKey(key, s.bias.form);
+    uint32_t beta;
+    std::memcpy(&beta, &s.bias.beta, sizeof beta);
+    appendPlanKey(key, int64_t(beta));
+    appendPlanKey(key, int64_t(s.bias.constant));
+  }
+  return key;
+}
+
+/// The plans made so far, by planKey. One Conv is planned up to seven
+/// times in a compile (the layout planner's and the selection's matches,
+/// the selection's dry run, the constant's size and packing, the
+/// emission), twice more per try of a layout, and a batch-8 ResNet
+/// convolution's plan checks hundreds of chunks' images (ResNet-50 at
+/// batch 8: 26 of its 31 s CPU were the planner's). Kept for the process
+/// (a compile, a test binary), dropped whole when it grows past
+/// kPlanCacheEntries.
+class PlanCache {
+public:
+  static constexpr size_t kPlanCacheEntries = 1024;
+
+  bool plan(const ProductSpec &s, Plan &p, std::string &error) {
+    std::string key = planKey(s);
+    if (key.empty())
+      return planProduct(s, p, error);
+    {
+      std::lock_guard<std::mutex> lock(Mutex);
+      auto it = Entries.find(key);
+      if (it != Entries.end()) {
+        ++Counts.reused;
+        return answer(it->second, s, p, error);
+      }
+    }
+    Entry entry;
+    entry.ok = planProduct(s, entry.plan, entry.error);
+    entry.plan.spec = nullptr;
+    std::lock_guard<std::mutex> lock(Mutex);
+    ++Counts.planned;
+    if (Entries.size() >= kPlanCacheEntries)
+      Entries.clear();
+    return answer(
+        Entries.emplace(std::move(key), std::move(entry)).first->second, s, p,
+        error);
+  }
+
+  PlanCacheCounts counts() {
+    std::lock_guard<std::mutex> lock(Mutex);
+    return Counts;
+  }
+
+private:
+  struct Entry {
+    bool ok = false;
+    Plan plan;
+    std::string error;
+  };
+
+  static bool answer(const Entry &entry, const ProductSpec &s, Plan &p,
+                     std::string &error) {
+    if (!entry.ok) {
+      error = entry.error;
+      return false;
+    }
+    p = entry.plan;
+    p.spec = &s;
+    p.unit = s.unit;
+    return true;
+  }
+
+  std::mutex Mutex;
+  std::unordered_map<std::string, Entry> Entries;
+  PlanCacheCounts Counts;
+};
+
+PlanCache &planCache() {
+  static PlanCache cache;
+  return cache;
+}
+
+bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
+  return planCache().plan(s, p, error);
 }
 
 bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
@@ -1105,6 +1233,8 @@ void emitBiasMatrix(VsmWriter &out, const Plan &p) {
 }
 
 } // namespace
+
+PlanCacheCounts gemm::planCacheCounts() { return planCache().counts(); }
 
 bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
                        std::string &error) {

@@ -126,7 +126,19 @@ public:
   virtual int64_t rowAlign() const { return 1; }
   /// The most K-chunks one image may take (0: no limit).
   virtual int64_t maxKcWidth() const { return 0; }
+  /// Everything the images depend on, as bytes (appendPlanKey), so that
+  /// the engine may reuse a plan made for an operand of the same key
+  /// (GemmEngine.cpp, PlanCache); empty: never reused.
+  virtual std::string planKey() const { return {}; }
 };
+
+/// Appends a value's bytes to a plan key.
+void appendPlanKey(std::string &key, int64_t value);
+/// Appends what the planner sees of a DRAM form: its type, shape, order
+/// and groups, and its base within an MV unit (the planner sees addresses
+/// only through the MV units a tensor's quads fall in, relative to the
+/// tensor's own: moving a tensor by whole units moves its ranges alike).
+void appendPlanKey(std::string &key, const DramForm &form);
 
 /// Matrix row `row` of a constant tile from its kChunk values: rounded once
 /// into the unit's format, block-floated as the unit's bfn would, into
@@ -207,6 +219,14 @@ struct ProductSpec {
 /// at all), with its real elements out of perQuad.
 ImageQuad rowQuad(const DramForm &form, int64_t row, int64_t quad,
                   int perQuad);
+
+/// How many products the resident plan's planner planned and how many
+/// times it reused a plan of the same key (AOperand::planKey), for tests.
+struct PlanCacheCounts {
+  uint64_t planned = 0;
+  uint64_t reused = 0;
+};
+PlanCacheCounts planCacheCounts();
 
 /// Emits the product; on failure a message naming the problem.
 bool emitProduct(const ProductSpec &spec, VsmWriter &out,
