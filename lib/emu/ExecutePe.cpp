@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace mncc::emu {
 
@@ -446,15 +447,21 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
     unsigned width = widthWords(op.Size);
     if (same) {
       // Rows a .. a + width - 1 of the memory, word 0 most significant.
-      const uint32_t *row = mem + size_t(uniform) * NumPes;
-      for (unsigned pe = range.Begin; pe < range.End; ++pe) {
-        uint64_t high = uint64_t(row[pe]) << 32;
-        out.High[pe] = width > 1 ? high | row[NumPes + pe] : high;
+      // A pointer per row: indices like NumPes + pe are 32-bit sums that
+      // might wrap, which keeps the compiler from vectorising the loops.
+      const uint32_t *row0 = mem + size_t(uniform) * NumPes;
+      const uint32_t *row1 = row0 + NumPes, *row2 = row1 + NumPes,
+                     *row3 = row2 + NumPes;
+      if (width > 1) {
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+          out.High[pe] = uint64_t(row0[pe]) << 32 | row1[pe];
+      } else {
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+          out.High[pe] = uint64_t(row0[pe]) << 32;
       }
       if (width > 2) {
         for (unsigned pe = range.Begin; pe < range.End; ++pe)
-          out.Low[pe] =
-              uint64_t(row[2 * NumPes + pe]) << 32 | row[3 * NumPes + pe];
+          out.Low[pe] = uint64_t(row2[pe]) << 32 | row3[pe];
       } else if (!highOnly) {
         std::memset(out.Low + range.Begin, 0, range.size() * sizeof *out.Low);
       }
@@ -469,25 +476,35 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
       for (unsigned k = 1; k < Chunk; ++k)
         differs |= addresses[pe0 + k] ^ addresses[pe0];
       if (differs == 0) {
-        const uint32_t *row = mem + size_t(addresses[pe0]) * NumPes;
+        const uint32_t *row0 = mem + size_t(addresses[pe0]) * NumPes;
+        const uint32_t *row1 = row0 + NumPes, *row2 = row1 + NumPes,
+                       *row3 = row2 + NumPes;
         for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe) {
-          uint32_t w1 = width > 1 ? row[NumPes + pe] : 0;
-          out.High[pe] = uint64_t(row[pe]) << 32 | w1;
+          uint32_t w1 = width > 1 ? row1[pe] : 0;
+          out.High[pe] = uint64_t(row0[pe]) << 32 | w1;
         }
         for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe)
-          out.Low[pe] = width > 2 ? uint64_t(row[2 * NumPes + pe]) << 32 |
-                                        row[3 * NumPes + pe]
-                                  : 0;
+          out.Low[pe] = width > 2 ? uint64_t(row2[pe]) << 32 | row3[pe] : 0;
         continue;
       }
-      for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe) {
-        size_t a = addresses[pe];
-        uint32_t w[4] = {0, 0, 0, 0};
-        for (unsigned i = 0; i < width; ++i)
-          w[i] = mem[(a + i) * NumPes + pe];
-        out.High[pe] = uint64_t(w[0]) << 32 | w[1];
-        out.Low[pe] = uint64_t(w[2]) << 32 | w[3];
-      }
+      // PE by PE, a loop for each width (words past it read as 0).
+      auto gather = [&](auto widthWords) {
+        constexpr unsigned W = decltype(widthWords)::value;
+        for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe) {
+          const uint32_t *column = mem + size_t(addresses[pe]) * NumPes + pe;
+          uint32_t w1 = W > 1 ? column[NumPes] : 0;
+          out.High[pe] = uint64_t(column[0]) << 32 | w1;
+          out.Low[pe] =
+              W > 2 ? uint64_t(column[2 * NumPes]) << 32 | column[3 * NumPes]
+                    : 0;
+        }
+      };
+      if (width == 1)
+        gather(std::integral_constant<unsigned, 1>());
+      else if (width == 2)
+        gather(std::integral_constant<unsigned, 2>());
+      else
+        gather(std::integral_constant<unsigned, 4>());
     }
     return;
   }
@@ -655,17 +672,20 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
     unsigned width = widthWords(op.Size);
     if (mask.MaskKind == MaskSpec::Default && same) {
       // Unmasked, one address: store whole rows, word 0 most significant.
-      uint32_t *row = mem + size_t(uniform) * NumPes;
+      // A pointer per row, as in readOperand.
+      uint32_t *row0 = mem + size_t(uniform) * NumPes;
+      uint32_t *row1 = row0 + NumPes, *row2 = row1 + NumPes,
+               *row3 = row2 + NumPes;
       for (unsigned pe = range.Begin; pe < range.End; ++pe)
-        row[pe] = uint32_t(value.High[pe] >> 32);
+        row0[pe] = uint32_t(value.High[pe] >> 32);
       if (width > 1)
         for (unsigned pe = range.Begin; pe < range.End; ++pe)
-          row[NumPes + pe] = uint32_t(value.High[pe]);
+          row1[pe] = uint32_t(value.High[pe]);
       if (width > 2) {
-        for (unsigned pe = range.Begin; pe < range.End; ++pe) {
-          row[2 * NumPes + pe] = uint32_t(value.Low[pe] >> 32);
-          row[3 * NumPes + pe] = uint32_t(value.Low[pe]);
-        }
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+          row2[pe] = uint32_t(value.Low[pe] >> 32);
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+          row3[pe] = uint32_t(value.Low[pe]);
       }
       return;
     }
