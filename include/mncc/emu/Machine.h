@@ -380,6 +380,19 @@ private:
   static constexpr uint64_t TurnaroundLongWords = target::TurnaroundLongWords;
   bool TurnaroundUpdates = true;
   uint64_t &turnaroundWord(unsigned l1b, uint64_t offset);
+  /// Long words of one L1BM / L2BM, the address wrapping at its size as
+  /// readUpper's does; inline for the L2BM <-> L1BM copies, which move
+  /// 8192 long words a step (commitTransfer).
+  uint64_t &l1bmWord(unsigned l1b, uint64_t address) {
+    static_assert((L1bmLongWords & (L1bmLongWords - 1)) == 0,
+                  "the L1BM wraps with a mask");
+    return L1bm[size_t(l1b) * L1bmLongWords + (address & (L1bmLongWords - 1))];
+  }
+  uint64_t &l2bmWord(unsigned l2b, uint64_t address) {
+    static_assert((L2bmLongWords & (L2bmLongWords - 1)) == 0,
+                  "the L2BM wraps with a mask");
+    return L2bm[size_t(l2b) * L2bmLongWords + (address & (L2bmLongWords - 1))];
+  }
 };
 
 } // namespace mncc::emu
