@@ -340,8 +340,9 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
           halfSinglesFromLanes(&c->High[pe0], &c->Low[pe0], addends);
         DecodedHalfBlock vector;
         decodeHalfBlockOfLongWords(&b.High[pe0], vector);
-        mauMatVecHalfMatrix(*decoded.HalfProducts, decoded.HalfRows, vector,
-                            addends, results);
+        mauMatVecHalfMatrix(*decoded.HalfProducts,
+                            decodedHalfRows(matrix.Where, mab), vector, addends,
+                            results);
         halfLanesFromSingles(results, &out.High[pe0], &out.Low[pe0]);
         continue;
       }

@@ -249,8 +249,8 @@ void Machine::decodeMatrix(size_t index, Precision prec) const {
   decoded.Valid = true;
   // A row is four long words, elements from the most significant end.
   if (prec == Precision::H) {
-    decodeHalfMatrix(words, DecodedHalfProducts[index],
-                     DecodedHalfRowsOf[index].Rows);
+    decodeHalfMatrixProducts(words, DecodedHalfProducts[index]);
+    decoded.HalfRowsValid = false;
     return;
   }
   for (unsigned row = 0; row < 8; ++row) {
@@ -259,6 +259,20 @@ void Machine::decodeMatrix(size_t index, Precision prec) const {
       elements[j] = uint32_t(words[row * 4 + j / 2] >> (32 - 32 * (j % 2)));
     decodePseudoSingleBlock(elements, DecodedPseudoSingle[index].Rows[row]);
   }
+}
+
+const DecodedHalfBlock *Machine::decodedHalfRows(Space space,
+                                                 unsigned mab) const {
+  size_t index = (space == Space::MatY ? NumMabs : 0) + mab % NumMabs;
+  DecodedMatrix &decoded = DecodedMatrices[index];
+  DecodedHalfBlock *rows = DecodedHalfRowsOf[index].Rows;
+  if (!decoded.HalfRowsValid) {
+    const uint64_t *words = &Matrices[index * 16 * 4];
+    for (unsigned row = 0; row < HalfBlockSize; ++row)
+      decodeHalfBlockOfLongWords(words + row * 4, rows[row]);
+    decoded.HalfRowsValid = true;
+  }
+  return rows;
 }
 
 uint32_t *Machine::words(Space space) {

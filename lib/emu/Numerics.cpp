@@ -626,6 +626,84 @@ void decodeHalfMatrix(const uint64_t *words, HalfMatrixProducts &products,
   }
 }
 
+#ifdef MNCC_EMU_AVX512
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace {
+/// decodeHalfMatrixProducts two rows per 512-bit vector: a long word's two
+/// 32-bit halves each hold a pair of elements, the first in the high 16
+/// bits; rotated by 16, a pair lies as ColumnPairs holds it (element 2p
+/// low), pair p of a row in the row's 32-bit lane p ^ 1. The rows' pairs
+/// are then gathered column by column.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void
+decodeHalfMatrixProductsAvx512(const uint64_t *words,
+                               HalfMatrixProducts &products) {
+  const __m512i expMask = _mm512_set1_epi16(int16_t(Half::MaxExp));
+  const __m512i manMask = _mm512_set1_epi16(int16_t(Half::ManMask));
+  const __m512i zero = _mm512_setzero_si512();
+  alignas(64) int32_t pairs[HalfBlockSize][HalfBlockSize / 2];
+  uint32_t extendedRows = 0, exactRows = 0;
+  for (unsigned q = 0; q < HalfBlockSize / 2; ++q) {
+    __m512i x = _mm512_rol_epi32(_mm512_loadu_si512(words + 8 * q), 16);
+    __m512i exp =
+        _mm512_and_si512(_mm512_srli_epi16(x, Half::ManBits), expMask);
+    __m512i mantissa = _mm512_and_si512(x, manMask);
+    __m512i significand = _mm512_mask_sub_epi16(
+        mantissa, _mm512_movepi16_mask(x), zero, mantissa);
+    // Extended: exponent field 0 and a non-zero mantissa; its products
+    // round on their own, so the sums leave it out.
+    __mmask32 extended = _mm512_cmpeq_epi16_mask(exp, zero) &
+                         _mm512_test_epi16_mask(mantissa, mantissa);
+    __mmask32 infinite = _mm512_cmpeq_epi16_mask(exp, expMask);
+    _mm512_store_si512(pairs[2 * q],
+                       _mm512_maskz_mov_epi16(~extended, significand));
+    auto rowBits = [](__mmask32 lanes) {
+      return uint32_t((lanes & 0xffffu) != 0) | uint32_t((lanes >> 16) != 0)
+                                                    << 1;
+    };
+    extendedRows |= rowBits(extended) << (2 * q);
+    exactRows |= rowBits(infinite) << (2 * q);
+    // Each row's largest exponent in all of its lanes, as in
+    // toBlockFloatHalfLongWordPairsAvx512.
+    __m512i top = _mm512_max_epu16(exp, _mm512_shuffle_i64x2(exp, exp, 0xb1));
+    top = _mm512_max_epu16(top, _mm512_shuffle_epi32(top, _MM_PERM_BADC));
+    top = _mm512_max_epu16(top, _mm512_shuffle_epi32(top, _MM_PERM_CDAB));
+    top = _mm512_max_epu16(top, _mm512_rol_epi32(top, 16));
+    int top0 = _mm512_cvtsi512_si32(top) & 0xffff;
+    int top1 = _mm_cvtsi128_si32(_mm512_extracti32x4_epi32(top, 2)) & 0xffff;
+    products.RowWeights[2 * q] = float(powerOfTwo(top0 + unitScaleOf<Half>(0)));
+    products.RowWeights[2 * q + 1] =
+        float(powerOfTwo(top1 + unitScaleOf<Half>(0)));
+  }
+  const __m512i rowStarts = _mm512_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56, 64,
+                                              72, 80, 88, 96, 104, 112, 120);
+  for (unsigned p = 0; p < HalfBlockSize / 2; ++p)
+    _mm512_store_si512(
+        products.ColumnPairs[p],
+        _mm512_i32gather_epi32(
+            _mm512_add_epi32(rowStarts, _mm512_set1_epi32(int(p ^ 1))), pairs,
+            4));
+  products.ExtendedRows = extendedRows;
+  products.ExactRows = exactRows;
+}
+} // namespace
+#pragma GCC diagnostic pop
+#endif
+
+void decodeHalfMatrixProducts(const uint64_t *words,
+                              HalfMatrixProducts &products) {
+#ifdef MNCC_EMU_AVX512
+  if (hasAvx512()) {
+    decodeHalfMatrixProductsAvx512(words, products);
+    return;
+  }
+#endif
+  DecodedHalfBlock rows[HalfBlockSize];
+  decodeHalfMatrix(words, products, rows);
+}
+
 void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
                          const DecodedHalfBlock *rows,
                          const DecodedHalfBlock &vector, const uint32_t *c,

@@ -283,6 +283,9 @@ private:
   struct DecodedMatrix {
     Precision Prec;
     bool Valid;
+    /// Prec H: the rows are decoded too (decodedHalfRows), not only the
+    /// products.
+    bool HalfRowsValid;
   };
   struct DecodedHalfRows {
     DecodedHalfBlock Rows[HalfBlockSize];
@@ -290,11 +293,10 @@ private:
   struct DecodedPseudoSingleRows {
     DecodedPseudoSingleBlock Rows[8];
   };
-  /// Where the decoded register lives: the half products and rows (Prec H)
-  /// or the pseudo-single rows (Prec G).
+  /// Where the decoded register lives: the half products (Prec H; the
+  /// rows through decodedHalfRows) or the pseudo-single rows (Prec G).
   struct DecodedMatrixView {
     const HalfMatrixProducts *HalfProducts;
-    const DecodedHalfBlock *HalfRows;
     const DecodedPseudoSingleBlock *PseudoSingleRows;
   };
   /// The decoded register (Prec H or G) of a MAB, decoded first if stale
@@ -305,10 +307,14 @@ private:
     const DecodedMatrix &decoded = DecodedMatrices[index];
     if (!decoded.Valid || decoded.Prec != prec)
       decodeMatrix(index, prec);
-    return {&DecodedHalfProducts[index], DecodedHalfRowsOf[index].Rows,
-            DecodedPseudoSingle[index].Rows};
+    return {&DecodedHalfProducts[index], DecodedPseudoSingle[index].Rows};
   }
   void decodeMatrix(size_t index, Precision prec) const;
+  /// The rows of a register decodedMatrix has decoded at Prec H, decoded
+  /// on first use: only the general product path reads them (an extended
+  /// or infinite element), and writing them for every MAB and hmwrite
+  /// cost more than the products.
+  const DecodedHalfBlock *decodedHalfRows(Space space, unsigned mab) const;
 
   // Transfers (ExecuteTransfer.cpp).
   /// Long word of a matrix register row for writing: every write goes

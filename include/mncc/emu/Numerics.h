@@ -620,6 +620,11 @@ void decodeHalfMatrix(const uint64_t *words, HalfMatrixProducts &products,
 inline void decodeHalfMatrix(const uint64_t *words, DecodedHalfMatrix &out) {
   decodeHalfMatrix(words, out.Products, out.Rows);
 }
+/// The products only, as decodeHalfMatrix makes them (the fused path needs
+/// no more; the rows only the general one): on AVX-512 two rows per
+/// vector and no rows written.
+void decodeHalfMatrixProducts(const uint64_t *words,
+                              HalfMatrixProducts &products);
 void decodePseudoSingleBlock(const uint32_t *elements,
                              DecodedPseudoSingleBlock &out);
 

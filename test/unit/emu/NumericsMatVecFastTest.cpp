@@ -19,6 +19,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cstring>
+
 #include <memory>
 #include <random>
 #include <string>
@@ -237,6 +239,59 @@ TEST(NumericsMatVecFast, HalfDecodingsAgree) {
       EXPECT_EQ(d->NeedsExactPath, infinite);
     }
   }
+}
+
+TEST(NumericsMatVecFast, HalfMatrixProductsDecodeAsWithTheRows) {
+  // decodeHalfMatrixProducts (two rows a vector on AVX-512) against the
+  // products decodeHalfMatrix makes row by row, on special-laden matrices
+  // (infinite, extended, zero elements) and on hbfn-made ones, on both
+  // paths.
+  WidePathsRestored restored;
+  Random random(99);
+  unsigned extendedSeen = 0, exactSeen = 0;
+  for (unsigned trial = 0; trial < 1000; ++trial) {
+    uint16_t elements[16 * HalfBlockSize];
+    for (unsigned r = 0; r < 16; ++r) {
+      uint16_t *row = elements + r * HalfBlockSize;
+      randomHalfBlock(random, row);
+      if (trial % 2 == 0) // finite, one exponent per row, some zeros
+        for (unsigned i = 0; i < HalfBlockSize; ++i)
+          row[i] = below(random, 8) == 0
+                       ? Half::pack(random() & 1, 0, 0)
+                       : Half::pack(Half::sign(row[i]), 1 + r + trial % 40,
+                                    Half::mantissa(row[i]));
+    }
+    uint64_t words[16 * 4];
+    for (unsigned k = 0; k < 16 * 4; ++k)
+      words[k] = uint64_t(elements[4 * k]) << 48 |
+                 uint64_t(elements[4 * k + 1]) << 32 |
+                 uint64_t(elements[4 * k + 2]) << 16 | elements[4 * k + 3];
+    DecodedHalfMatrix expected;
+    decodeHalfMatrix(words, expected);
+    extendedSeen += expected.Products.ExtendedRows != 0;
+    exactSeen += expected.Products.ExactRows != 0;
+    for (bool wide : {false, true}) {
+      if (!allowWideMatVec(wide) && wide)
+        continue;
+      HalfMatrixProducts products;
+      std::memset(&products, 0x5a, sizeof products);
+      decodeHalfMatrixProducts(words, products);
+      ASSERT_EQ(std::memcmp(products.ColumnPairs, expected.Products.ColumnPairs,
+                            sizeof products.ColumnPairs),
+                0)
+          << "trial " << trial << " wide " << wide;
+      ASSERT_EQ(std::memcmp(products.RowWeights, expected.Products.RowWeights,
+                            sizeof products.RowWeights),
+                0)
+          << "trial " << trial << " wide " << wide;
+      EXPECT_EQ(products.ExtendedRows, expected.Products.ExtendedRows)
+          << "trial " << trial << " wide " << wide;
+      EXPECT_EQ(products.ExactRows, expected.Products.ExactRows)
+          << "trial " << trial << " wide " << wide;
+    }
+  }
+  EXPECT_GT(extendedSeen, 100u);
+  EXPECT_GT(exactSeen, 100u);
 }
 
 TEST(NumericsMatVecFast, PseudoSingleRowsMatchPerElementPath) {
