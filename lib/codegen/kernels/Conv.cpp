@@ -193,6 +193,8 @@ public:
     image.quads.clear();
     int64_t pixels = P.n * P.oh * P.ow;
     int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());
+    image.quads.reserve(size_t(count * std::max<int64_t>(kcEnd - kcBegin, 0)));
+    RowQuads xQuad(P.x->form, Unit.kChunk);
     for (int64_t r = first; r < first + count; ++r) {
       int64_t n = r / (P.oh * P.ow), o = r % (P.oh * P.ow);
       int64_t oh = o / P.ow, ow = o % P.ow;
@@ -206,7 +208,7 @@ public:
         } else if (ih < 0 || ih >= P.h || iw < 0 || iw >= P.w) {
           q.group = ImageQuad::kZeroQuad;
         } else {
-          q = rowQuad(P.x->form, (n * P.h + ih) * P.w + iw, quad, Unit.kChunk);
+          q = xQuad((n * P.h + ih) * P.w + iw, quad);
         }
         q.slot = (r - first) * kcWidth + (kc - kcBegin);
         image.quads.push_back(q);

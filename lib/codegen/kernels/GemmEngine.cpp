@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -291,19 +292,26 @@ void gemm::appendPlanKey(std::string &key, const DramForm &form) {
 
 ImageQuad gemm::rowQuad(const DramForm &form, int64_t row, int64_t quad,
                         int perQuad) {
+  return RowQuads(form, perQuad)(row, quad);
+}
+
+RowQuads::RowQuads(const DramForm &form, int perQuad)
+    : Base(form.base), BlockRows(form.rowsPerGroup()),
+      RowLongWords(form.rowLongWords()), InnerExtent(form.innerExtent()),
+      Groups(form.groups), PerQuad(perQuad) {}
+
+ImageQuad RowQuads::operator()(int64_t row, int64_t quad) const {
   ImageQuad q;
-  int64_t blockRows = form.rowsPerGroup();
-  int64_t group = row / std::max<int64_t>(blockRows, 1);
+  int64_t group = row / std::max<int64_t>(BlockRows, 1);
   // Rows past the tensor read the last block's tail while it lasts.
-  if (group >= int64_t(form.groups)) {
+  if (group >= Groups) {
     q.group = ImageQuad::kNoQuad;
     return q;
   }
   q.group = int(group);
-  q.address = form.base + (row - group * blockRows) * form.rowLongWords() +
-              quad * kQuadLongWords;
-  q.valid = int(std::clamp<int64_t>(form.innerExtent() - quad * perQuad, 0,
-                                    perQuad));
+  q.address =
+      Base + (row - group * BlockRows) * RowLongWords + quad * kQuadLongWords;
+  q.valid = int(std::clamp<int64_t>(InnerExtent - quad * PerQuad, 0, PerQuad));
   return q;
 }
 
@@ -331,6 +339,7 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
     return std::clamp<int64_t>(end - from, 0, count);
   };
   if (p.distinct) {
+    unit.quads.reserve(size_t(p.activeL1bs * p.r1 * p.kcPerPhase));
     for (unsigned k = 0; k < p.activeL1bs; ++k) {
       AImage image;
       int64_t from = first + int64_t(k) * p.r1;
@@ -438,9 +447,12 @@ struct ModeChoice {
 
 /// Plans one mode with K in `phaseFactor` times the phases LM1 needs
 /// (each phase a smaller A image in LM0); false with the reason otherwise,
-/// `phasesLeft` false when no more phases are possible.
+/// `phasesLeft` false when no more phases are possible. With `toBeat`,
+/// also false (without placing any chunk) when no plan of the mode can
+/// estimate fewer cycles than *toBeat.
 bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
-              int64_t phaseFactor, bool &phasesLeft, std::string &error);
+              int64_t phaseFactor, bool &phasesLeft, std::string &error,
+              std::optional<double> toBeat = std::nullopt);
 
 /// A rough cycle count of a plan, to rank the modes: B's stream for every
 /// (chunk, phase) whose batch or phase differs from the last (about a
@@ -519,7 +531,10 @@ bool planProduct(const ProductSpec &s, Plan &p, std::string &error) {
       Plan trial;
       std::string why;
       bool phasesLeft = false;
-      if (planMode(s, trial, choice, factor, phasesLeft, why)) {
+      std::optional<double> toBeat;
+      if (found)
+        toBeat = bestCycles;
+      if (planMode(s, trial, choice, factor, phasesLeft, why, toBeat)) {
         double cycles = estimatedCycles(trial);
         if (!found || cycles < bestCycles) {
           p = trial;
@@ -652,7 +667,8 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
 }
 
 bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
-              int64_t phaseFactor, bool &phasesLeft, std::string &error) {
+              int64_t phaseFactor, bool &phasesLeft, std::string &error,
+              std::optional<double> toBeat) {
   phasesLeft = false;
   p.spec = &s;
   p.unit = s.unit;
@@ -835,8 +851,14 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   // (up to the busiest group's rows), then larger ones, should the images
   // of the first not lie out alike (rows of different batches, groups or
   // border taps in one L1B).
-  bool placed = false, anyFit = false;
-  for (int attempt = 0; attempt < 2 && !placed; ++attempt) {
+  struct Trial {
+    bool distinct;
+    int64_t r2;
+    unsigned l1bs;
+  };
+  std::vector<Trial> trials;
+  bool anyFit = false;
+  for (int attempt = 0; attempt < 2; ++attempt) {
     p.distinct = attempt == 0;
     if (p.distinct && p.l1bMode != L1bMode::Rows)
       continue;
@@ -850,18 +872,15 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     for (unsigned l1bs = 8; l1bs >= 1; --l1bs) {
       if (p.l1bMode == L1bMode::Stripe && l1bs != 8)
         break;
-      int64_t last = 0;
       for (int64_t r2 = l1bs; r2 <= 8192; r2 += l1bs) {
         if (!aligned(r2, l1bs))
           continue;
         if (!fits(r2, l1bs))
           break;
-        last = r2;
         candidates.push_back({r2, l1bs});
         if (r2 >= groupRows)
           break;
       }
-      (void)last;
       // Per-L1B images: every L1B takes its rows whatever the count.
       if (p.distinct)
         break;
@@ -878,22 +897,56 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
                      [&](const Candidate &a, const Candidate &b) {
                        return score(a) > score(b);
                      });
-    for (size_t i = 0; i < candidates.size() && i < 6 && !placed; ++i) {
-      describe(p, candidates[i].r2, candidates[i].l1bs);
-      p.accRowsPad = roundUp(p.mabRows, 4);
-      if (p.l1bMode == L1bMode::Rows)
-        p.activeL1bs = unsigned(std::min<int64_t>(
-            p.activeL1bs, ceilDiv(std::min(p.r2, groupRows), p.r1)));
-      AImage trial;
-      s.a->image(0, p.distinct ? p.r1 : p.r2, 0, p.kcPerPhase, trial);
-      p.aSlots = trial.slots;
-      // The block-float conversion runs over A's slots four at a time in
-      // place: the bias starts on the next multiple of four, or the last
-      // run would convert its first slots as A (ResNet-18's 512 x 512
-      // layer4 conv lost its first 32 channels' bias so).
-      p.biasBase = roundUp(p.aSlots, 4);
-      placed = placeChunks();
+    for (size_t i = 0; i < candidates.size() && i < 6; ++i)
+      trials.push_back({p.distinct, candidates[i].r2, candidates[i].l1bs});
+  }
+  // A trial's MAB descriptor and image size, all but its chunks.
+  auto setUp = [&](Plan &q, const Trial &t) {
+    q.distinct = t.distinct;
+    describe(q, t.r2, t.l1bs);
+    q.accRowsPad = roundUp(q.mabRows, 4);
+    if (q.l1bMode == L1bMode::Rows)
+      q.activeL1bs = unsigned(std::min<int64_t>(
+          q.activeL1bs, ceilDiv(std::min(q.r2, groupRows), q.r1)));
+    AImage trial;
+    s.a->image(0, q.distinct ? q.r1 : q.r2, 0, q.kcPerPhase, trial);
+    q.aSlots = trial.slots;
+    // The block-float conversion runs over A's slots four at a time in
+    // place: the bias starts on the next multiple of four, or the last
+    // run would convert its first slots as A (ResNet-18's 512 x 512
+    // layer4 conv lost its first 32 channels' bias so).
+    q.biasBase = roundUp(q.aSlots, 4);
+  };
+  // The fewest cycles a trial's plan can estimate: its chunks hold at most
+  // 2 r2 rows each (both L2Bs), so at least the busiest group's rows (or
+  // all the sub-problems' rows, if fewer) over 2 r2 of them; every term
+  // of estimatedCycles grows with the chunks. The trials are placed in
+  // order and the first placed is the mode's plan, so the mode cannot
+  // beat toBeat once no trial left can (the ResNets' and MobileNetV2's
+  // rows over MABs, estimated at 2 to 10 times quads over MABs, placed
+  // every chunk of a batch-8 layer for nothing).
+  std::vector<double> fewestFrom(trials.size() + 1,
+                                 std::numeric_limits<double>::infinity());
+  if (toBeat) {
+    int64_t subRows = 0;
+    for (const SubProblem &sp : s.subProblems)
+      subRows += sp.rows;
+    int64_t rows = std::min(out.rowsPerGroup(), subRows);
+    for (size_t j = trials.size(); j-- > 0;) {
+      Plan bound = p;
+      setUp(bound, trials[j]);
+      bound.chunks.assign(size_t(ceilDiv(rows, 2 * bound.r2)), Chunk());
+      fewestFrom[j] = std::min(fewestFrom[j + 1], estimatedCycles(bound));
     }
+  }
+  bool placed = false;
+  for (size_t j = 0; j < trials.size() && !placed; ++j) {
+    if (toBeat && fewestFrom[j] >= *toBeat) {
+      error = "a mode that cannot beat the best estimate";
+      return false;
+    }
+    setUp(p, trials[j]);
+    placed = placeChunks();
   }
   if (!anyFit) {
     error = "no row block of C fits the memories (N " + std::to_string(s.n) +

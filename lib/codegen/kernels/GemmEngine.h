@@ -220,6 +220,19 @@ struct ProductSpec {
 ImageQuad rowQuad(const DramForm &form, int64_t row, int64_t quad,
                   int perQuad);
 
+/// rowQuad for many quads of one form, its geometry worked out once (an
+/// image asks for thousands of quads, the planner for millions).
+class RowQuads {
+public:
+  RowQuads(const DramForm &form, int perQuad);
+  ImageQuad operator()(int64_t row, int64_t quad) const;
+
+private:
+  int64_t Base, BlockRows, RowLongWords, InnerExtent;
+  int64_t Groups;
+  int PerQuad;
+};
+
 /// How many products the resident plan's planner planned and how many
 /// times it reused a plan of the same key (AOperand::planKey), for tests.
 struct PlanCacheCounts {
