@@ -727,7 +727,35 @@ void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
   // an infinite c, or the rounding to half.
   uint32_t exactRows = vector.NeedsExactPath ? AllRows : matrix.ExactRows;
   uint32_t generalRows = AllRows;
-  if (!reduceToHalf) {
+  bool tail = !reduceToHalf;
+  // An infinite vector element (random memory often holds one) against a
+  // finite matrix without extended elements: a row whose element there is
+  // not zero has infinite products, of the sign of the first such pair
+  // (matVecExact); the other rows' sums leave those elements out anyway
+  // (times zero), so they finish as finite rows at the vector's block
+  // exponent. Every row then takes the general finish below.
+  uint32_t infiniteRows = 0, infiniteNegativeRows = 0;
+  if (vector.NeedsExactPath && !matrix.ExactRows && !matrix.ExtendedRows &&
+      !vector.ExtendedMask) {
+    uint32_t infiniteLanes = 0;
+    for (unsigned i = 0; i < HalfBlockSize; ++i)
+      infiniteLanes |= uint32_t(Half::exponent(vector.Bits[i]) == Half::MaxExp)
+                       << i;
+    for (unsigned r = 0; r < HalfBlockSize; ++r)
+      for (uint32_t lanes = infiniteLanes; lanes; lanes &= lanes - 1) {
+        unsigned i = unsigned(__builtin_ctz(lanes));
+        uint16_t element = rows[r].Bits[i];
+        if (Half::mantissa(element) == 0)
+          continue;
+        infiniteRows |= uint32_t(1) << r;
+        infiniteNegativeRows |=
+            uint32_t(Half::sign(element) != Half::sign(vector.Bits[i])) << r;
+        break;
+      }
+    exactRows = 0;
+    tail = false;
+  }
+  if (tail) {
 #ifdef MNCC_EMU_AVX512
     if (wide)
       generalRows =
@@ -739,7 +767,16 @@ void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
   for (; generalRows; generalRows &= generalRows - 1) {
     unsigned r = unsigned(__builtin_ctz(generalRows));
     const DecodedHalfBlock &row = rows[r];
-    if (row.NeedsExactPath || vector.NeedsExactPath) {
+    if (infiniteRows >> r & 1) {
+      ExactValue products;
+      products.Infinite = true;
+      products.Negative = infiniteNegativeRows >> r & 1;
+      ExactValue value = addExact(products, decode<Single>(c[r]));
+      y[r] = reduceToHalf ? roundToFormat<Half>(value)
+                          : roundToFormat<Single>(value);
+      continue;
+    }
+    if (exactRows >> r & 1) {
       y[r] = mauMatVecHalf(row.Bits, vector.Bits, HalfBlockSize, c[r],
                            reduceToHalf);
       continue;

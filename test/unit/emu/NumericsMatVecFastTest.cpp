@@ -155,6 +155,7 @@ struct WidePathsRestored {
 
 TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
   Random random(20261129);
+  unsigned infiniteVectorsOnFiniteMatrices = 0;
   for (unsigned trial = 0; trial < 3000; ++trial) {
     uint16_t elements[16 * HalfBlockSize], vectorBits[HalfBlockSize];
     for (unsigned r = 0; r < 16; ++r)
@@ -170,6 +171,31 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
                          elements + r * HalfBlockSize, HalfBlockSize, 9,
                          r % 2 == 0);
     }
+    // hbfn blocks without the extended representation and a vector with
+    // infinities, as a product reaching into random memory sees: rows
+    // whose element there is zero (either way) and rows whose is not.
+    if (trial % 4 == 3) {
+      auto finiteBlock = [&](uint16_t *block) {
+        uint32_t blockExp = 1 + below(random, Half::MaxExp - 2);
+        for (unsigned i = 0; i < HalfBlockSize; ++i)
+          block[i] = below(random, 10) == 0
+                         ? Half::pack(random() & 1, 0, 0)
+                         : Half::pack(random() & 1, blockExp,
+                                      uint16_t(random() & Half::ManMask));
+      };
+      finiteBlock(vectorBits);
+      for (unsigned r = 0; r < 16; ++r)
+        finiteBlock(elements + r * HalfBlockSize);
+      for (unsigned k = 0, n = 1 + below(random, 3); k < n; ++k) {
+        unsigned i = below(random, HalfBlockSize);
+        vectorBits[i] = Half::pack(random() & 1, Half::MaxExp,
+                                   uint16_t(random() & Half::ManMask));
+        for (unsigned r = 0; r < 16; ++r)
+          if (below(random, 3) == 0)
+            elements[r * HalfBlockSize + i] = Half::pack(
+                random() & 1, random() & 1 ? 0 : 1 + below(random, 60), 0);
+      }
+    }
     uint64_t words[16 * 4];
     for (unsigned i = 0; i < 16 * HalfBlockSize; i += 4)
       words[i / 4] = uint64_t(elements[i]) << 48 |
@@ -179,6 +205,9 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
     decodeHalfMatrix(words, matrix);
     DecodedHalfBlock vector;
     decodeHalfBlock(vectorBits, vector);
+    infiniteVectorsOnFiniteMatrices +=
+        vector.NeedsExactPath && !vector.ExtendedMask &&
+        !matrix.Products.ExactRows && !matrix.Products.ExtendedRows;
 
     uint32_t c[16];
     for (unsigned r = 0; r < 16; ++r)
@@ -202,6 +231,7 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
       }
     }
   }
+  EXPECT_GT(infiniteVectorsOnFiniteMatrices, 300u);
 }
 
 TEST(NumericsMatVecFast, HalfDecodingsAgree) {
