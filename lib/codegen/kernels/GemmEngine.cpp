@@ -300,21 +300,6 @@ RowQuads::RowQuads(const DramForm &form, int perQuad)
       RowLongWords(form.rowLongWords()), InnerExtent(form.innerExtent()),
       Groups(form.groups), PerQuad(perQuad) {}
 
-ImageQuad RowQuads::operator()(int64_t row, int64_t quad) const {
-  ImageQuad q;
-  int64_t group = row / std::max<int64_t>(BlockRows, 1);
-  // Rows past the tensor read the last block's tail while it lasts.
-  if (group >= Groups) {
-    q.group = ImageQuad::kNoQuad;
-    return q;
-  }
-  q.group = int(group);
-  q.address =
-      Base + (row - group * BlockRows) * RowLongWords + quad * kQuadLongWords;
-  q.valid = int(std::clamp<int64_t>(InnerExtent - quad * PerQuad, 0, PerQuad));
-  return q;
-}
-
 namespace {
 
 /// The rows of the image a unit (group g, L2B l) loads for a chunk.

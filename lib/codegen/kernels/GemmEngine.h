@@ -30,6 +30,7 @@
 #include "mncc/codegen/Kernel.h"
 #include "mncc/codegen/VsmWriter.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -225,7 +226,21 @@ ImageQuad rowQuad(const DramForm &form, int64_t row, int64_t quad,
 class RowQuads {
 public:
   RowQuads(const DramForm &form, int perQuad);
-  ImageQuad operator()(int64_t row, int64_t quad) const;
+  ImageQuad operator()(int64_t row, int64_t quad) const {
+    ImageQuad q;
+    int64_t group = row / std::max<int64_t>(BlockRows, 1);
+    // Rows past the tensor read the last block's tail while it lasts.
+    if (group >= Groups) {
+      q.group = ImageQuad::kNoQuad;
+      return q;
+    }
+    q.group = int(group);
+    q.address =
+        Base + (row - group * BlockRows) * RowLongWords + quad * kQuadLongWords;
+    q.valid =
+        int(std::clamp<int64_t>(InnerExtent - quad * PerQuad, 0, PerQuad));
+    return q;
+  }
 
 private:
   int64_t Base, BlockRows, RowLongWords, InnerExtent;
