@@ -324,8 +324,13 @@ void mauKernel(const Expression &expr, const WideLanes *const *sources,
         InS a = InS(mauElement(expr.Sources[0], *sources[0], pe, i, in));
         InS b = InS(mauElement(expr.Sources[1], *sources[1], pe, i, in));
         AccS c = AccS(mauElement(expr.Sources[2], *sources[2], pe, i, acc));
-        r = active ? mauVectorFma<In, Acc, Out>(a, b, c)
-                   : roundToFormat<Out>(decode<Acc>(c));
+        if (!active)
+          r = roundToFormat<Out>(decode<Acc>(c));
+        else if constexpr (std::is_same_v<In, Half> &&
+                           std::is_same_v<Acc, Single>)
+          r = mauVectorFmaHalf<Out>(a, b, c);
+        else
+          r = mauVectorFma<In, Acc, Out>(a, b, c);
         break;
       }
       case Opcode::VMul: {
@@ -337,7 +342,12 @@ void mauKernel(const Expression &expr, const WideLanes *const *sources,
       case Opcode::VAdd: {
         InS a = InS(mauElement(expr.Sources[0], *sources[0], pe, i, in));
         AccS c = AccS(mauElement(expr.Sources[1], *sources[1], pe, i, acc));
-        r = mauVectorAdd<In, Acc, Out>(a, c);
+        // vadd is the FMA with the second factor 1.0 (mauVectorAdd).
+        if constexpr (std::is_same_v<In, Half> && std::is_same_v<Acc, Single>)
+          r = mauVectorFmaHalf<Out>(
+              a, Half::pack(false, uint32_t(Half::Bias), 0), c);
+        else
+          r = mauVectorAdd<In, Acc, Out>(a, c);
         break;
       }
       default: {
@@ -676,16 +686,21 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
       uint32_t *row0 = mem + size_t(uniform) * NumPes;
       uint32_t *row1 = row0 + NumPes, *row2 = row1 + NumPes,
                *row3 = row2 + NumPes;
-      for (unsigned pe = range.Begin; pe < range.End; ++pe)
-        row0[pe] = uint32_t(value.High[pe] >> 32);
-      if (width > 1)
-        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+      // Both words of a long word in one pass over the values.
+      if (width > 1) {
+        for (unsigned pe = range.Begin; pe < range.End; ++pe) {
+          row0[pe] = uint32_t(value.High[pe] >> 32);
           row1[pe] = uint32_t(value.High[pe]);
+        }
+      } else {
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+          row0[pe] = uint32_t(value.High[pe] >> 32);
+      }
       if (width > 2) {
-        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+        for (unsigned pe = range.Begin; pe < range.End; ++pe) {
           row2[pe] = uint32_t(value.Low[pe] >> 32);
-        for (unsigned pe = range.Begin; pe < range.End; ++pe)
           row3[pe] = uint32_t(value.Low[pe]);
+        }
       }
       return;
     }

@@ -1392,4 +1392,28 @@ uint16_t rrnMinSingleToHalf(const uint32_t *values, unsigned n) {
   return singleToHalf(best);
 }
 
+//===----------------------------------------------------------------------===//
+// MAU vector FMA on halves
+//===----------------------------------------------------------------------===//
+
+template <typename Out>
+typename Out::Storage mauVectorFmaHalf(uint16_t a, uint16_t b, uint32_t c) {
+  uint32_t aExp = Half::exponent(a), bExp = Half::exponent(b);
+  // Zero and infinite factors keep the exact path (mauProduct's rules).
+  if (aExp == 0 || bExp == 0 || aExp == Half::MaxExp || bExp == Half::MaxExp)
+    return mauVectorFma<Half, Single, Out>(a, b, c);
+  // The half multiplier is exact: the product of the significands, hidden
+  // bits included, is an integer below 2^20 at the sum of the two scales.
+  constexpr uint32_t Lead = uint32_t(1) << Half::ManBits;
+  int64_t product =
+      int64_t((Lead | Half::mantissa(a)) * (Lead | Half::mantissa(b)));
+  if (Half::sign(a) != Half::sign(b))
+    product = -product;
+  int scale = int(aExp) + int(bExp) - 2 * (Half::Bias + int(Half::ManBits));
+  return typename Out::Storage(finishMatVec<Out>(product, scale, c));
+}
+
+template uint32_t mauVectorFmaHalf<Single>(uint16_t, uint16_t, uint32_t);
+template uint16_t mauVectorFmaHalf<Half>(uint16_t, uint16_t, uint32_t);
+
 } // namespace mncc::emu

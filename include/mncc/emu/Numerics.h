@@ -437,6 +437,13 @@ inline typename Out::Storage mauVectorFma(typename In::Storage a,
   return roundToFormat<Out>(addExact(product, addend));
 }
 
+/// mauVectorFma<Half, Single, Out>, bit for bit, without exact 128-bit
+/// arithmetic for finite non-zero factors: their product is exact in a
+/// double, and c is added and rounded as the matrix-vector tail does
+/// (two-sum, then one rounding into Out).
+template <typename Out>
+typename Out::Storage mauVectorFmaHalf(uint16_t a, uint16_t b, uint32_t c);
+
 /// MAU vector multiply (vmul): the FMA with c = 0.
 template <typename In, typename Out>
 inline typename Out::Storage mauVectorMul(typename In::Storage a,
