@@ -183,13 +183,16 @@ public:
     appendPlanKey(key, P.x->form);
     return key;
   }
+  int64_t imageSlots(int64_t count, int64_t kcWidth) const override {
+    return count * kcWidth;
+  }
   void image(int64_t first, int64_t count, int64_t kcBegin, int64_t kcWidth,
              AImage &image) const override {
     image.rowStride = kcWidth;
     image.kcSlot.clear();
     for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
       image.kcSlot.push_back(kc - kcBegin);
-    image.slots = count * kcWidth;
+    image.slots = imageSlots(count, kcWidth);
     image.quads.clear();
     int64_t pixels = P.n * P.oh * P.ow;
     int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());

@@ -79,6 +79,12 @@ void gemm::packTileRow(const MatrixUnit &unit, const double *values, int row,
 }
 
 AOperand::~AOperand() = default;
+
+int64_t AOperand::imageSlots(int64_t count, int64_t kcWidth) const {
+  AImage image;
+  this->image(0, count, 0, kcWidth, image);
+  return image.slots;
+}
 BOperand::~BOperand() = default;
 
 const MatrixUnit &gemm::matrixUnitFor(DeviceType type) {
@@ -764,15 +770,14 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     if (l1bImage > kL1bmOutLw || roundUp(used * rowLw, 256) > kL2bmOutLw)
       return false;
     int64_t imageRows = p.distinct ? trial.r1 : r2;
-    AImage image;
-    s.a->image(0, imageRows, 0, p.kcPerPhase, image);
+    int64_t aSlots = s.a->imageSlots(imageRows, p.kcPerPhase);
     int64_t biasSlots = bias.kind == BiasSpec::Kind::Matrix
                             ? imageRows * p.biasRowQuads
                         : bias.kind == BiasSpec::Kind::Column ? imageRows
                         : bias.kind == BiasSpec::Kind::Row   ? p.biasRowQuads
                         : bias.kind == BiasSpec::Kind::Scalar ? 1
                                                               : 0;
-    return roundUp(image.slots, 4) + biasSlots <= kLm0Slots;
+    return roundUp(aSlots, 4) + biasSlots <= kLm0Slots;
   };
   // Chunks of a row block size: uniform when every group does the same on
   // its own block and the images agree, else every row in group 0. A chunk
@@ -893,9 +898,7 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     if (q.l1bMode == L1bMode::Rows)
       q.activeL1bs = unsigned(std::min<int64_t>(
           q.activeL1bs, ceilDiv(std::min(q.r2, groupRows), q.r1)));
-    AImage trial;
-    s.a->image(0, q.distinct ? q.r1 : q.r2, 0, q.kcPerPhase, trial);
-    q.aSlots = trial.slots;
+    q.aSlots = s.a->imageSlots(q.distinct ? q.r1 : q.r2, q.kcPerPhase);
     // The block-float conversion runs over A's slots four at a time in
     // place: the bias starts on the next multiple of four, or the last
     // run would convert its first slots as A (ResNet-18's 512 x 512

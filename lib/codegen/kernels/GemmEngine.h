@@ -122,6 +122,10 @@ public:
   /// there (the engine never stores their results where they are read).
   virtual void image(int64_t first, int64_t count, int64_t kcBegin,
                      int64_t kcWidth, AImage &image) const = 0;
+  /// image(...).slots for count rows of kcWidth K-chunks, without listing
+  /// the quads (the planner sizes every row block it considers); by
+  /// default from the image itself.
+  virtual int64_t imageSlots(int64_t count, int64_t kcWidth) const;
   /// What every image's first row and rows per MAB class must be a
   /// multiple of (the transposed blocks of a K x M A).
   virtual int64_t rowAlign() const { return 1; }
