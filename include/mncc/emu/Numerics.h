@@ -669,7 +669,8 @@ bool mauMatVecHalfLanes(const HalfMatrixProducts &matrix,
 
 /// Whether mauMatVecHalfMatrix (and the ones above) may use its 512-bit path
 /// (default: yes, on CPUs with AVX-512BW); returns whether this CPU has that
-/// path. A test hook: both paths must give the same bits.
+/// path. A test hook: both paths must give the same bits. It covers hbfn's
+/// 512-bit path and the matrix decode's too.
 bool allowWideMatVec(bool allowed);
 /// The same for pseudo-single blocks of 8 and mauMatVecPseudoSingle.
 void mauMatVecPseudoSingleRows(const DecodedPseudoSingleBlock *rows,

@@ -14,6 +14,7 @@
 #include "AuditStatements.h"
 
 #include "mncc/emu/Machine.h"
+#include "mncc/emu/Numerics.h"
 #include "mncc/emu/Parser.h"
 
 #include "gtest/gtest.h"
@@ -185,6 +186,35 @@ TEST(EmuStepThreads, EveryInstructionRunsAlike) {
     text += std::string(statement) + "\n";
   text += "d get $lr0n0c0b0m0p0 4\nd get $lb64n3c1b7 8\n";
   expectAlikeOnEveryThreadCount(text, "every-instruction.vsm", true);
+}
+
+TEST(EmuStepThreads, WidePathsRunAsTheNarrowOnes) {
+  // The executor's 512-bit paths (hbfn, the fused half products and the
+  // matrix decode) against the narrow ones, on the every-instruction
+  // program from random memories.
+  std::string text;
+  for (const char *statement : AuditSupportedStatements)
+    text += std::string(statement) + "\n";
+  for (const char *statement : MoreStatements)
+    text += std::string(statement) + "\n";
+  Program program;
+  Diagnostic error;
+  ASSERT_TRUE(parseProgram(text, "every-instruction.vsm", program, error))
+      << error.str();
+  struct Restore {
+    ~Restore() { allowWideMatVec(true); }
+  } restore;
+  if (!allowWideMatVec(false))
+    GTEST_SKIP() << "no 512-bit paths on this CPU";
+  Outcome narrow = runWithThreads(program, 1, true, true);
+  allowWideMatVec(true);
+  Outcome wide = runWithThreads(program, 1, true, true);
+  EXPECT_EQ(wide.Dump, narrow.Dump);
+  ASSERT_EQ(wide.State.size(), narrow.State.size());
+  size_t differences = 0;
+  for (size_t i = 0; i < wide.State.size(); ++i)
+    differences += wide.State[i] != narrow.State[i];
+  EXPECT_EQ(differences, 0u);
 }
 
 TEST(EmuStepThreads, SimProgramsRunAlike) {
