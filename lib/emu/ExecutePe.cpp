@@ -15,8 +15,11 @@
 
 #include "mncc/emu/Numerics.h"
 
+#include "HostTarget.h"
+
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace mncc::emu {
 
@@ -321,8 +324,13 @@ void mauKernel(const Expression &expr, const WideLanes *const *sources,
         InS a = InS(mauElement(expr.Sources[0], *sources[0], pe, i, in));
         InS b = InS(mauElement(expr.Sources[1], *sources[1], pe, i, in));
         AccS c = AccS(mauElement(expr.Sources[2], *sources[2], pe, i, acc));
-        r = active ? mauVectorFma<In, Acc, Out>(a, b, c)
-                   : roundToFormat<Out>(decode<Acc>(c));
+        if (!active)
+          r = roundToFormat<Out>(decode<Acc>(c));
+        else if constexpr (std::is_same_v<In, Half> &&
+                           std::is_same_v<Acc, Single>)
+          r = mauVectorFmaHalf<Out>(a, b, c);
+        else
+          r = mauVectorFma<In, Acc, Out>(a, b, c);
         break;
       }
       case Opcode::VMul: {
@@ -334,7 +342,12 @@ void mauKernel(const Expression &expr, const WideLanes *const *sources,
       case Opcode::VAdd: {
         InS a = InS(mauElement(expr.Sources[0], *sources[0], pe, i, in));
         AccS c = AccS(mauElement(expr.Sources[1], *sources[1], pe, i, acc));
-        r = mauVectorAdd<In, Acc, Out>(a, c);
+        // vadd is the FMA with the second factor 1.0 (mauVectorAdd).
+        if constexpr (std::is_same_v<In, Half> && std::is_same_v<Acc, Single>)
+          r = mauVectorFmaHalf<Out>(
+              a, Half::pack(false, uint32_t(Half::Bias), 0), c);
+        else
+          r = mauVectorAdd<In, Acc, Out>(a, c);
         break;
       }
       default: {
@@ -375,6 +388,7 @@ void expandMask(uint8_t bits, bool doubleLong, uint64_t &high, uint64_t &low) {
 
 } // namespace
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
                                    uint32_t *addresses, PeRange range) const {
   unsigned width = widthWords(op.Size);
@@ -404,6 +418,23 @@ void Machine::computeWordAddresses(const Operand &op, unsigned cycle,
   }
 }
 
+bool Machine::uniformWordAddress(const Operand &op, unsigned cycle,
+                                 uint32_t &address) const {
+  // computeWordAddresses with every per-PE term zero: no T, no MAB
+  // adjustment, and the base registers (of LM0 / LM1) all 0.
+  if (op.ThroughT || op.MabAdjust)
+    return false;
+  if ((op.Where == Space::LM0 && !Bar0Zero) ||
+      (op.Where == Space::LM1 && !Bar1Zero))
+    return false;
+  unsigned width = widthWords(op.Size);
+  uint32_t base =
+      op.Flat ? op.Address[cycle] : op.Address[0] + op.Stride * cycle;
+  address = base & (wordCount(op.Where) - 1) & ~(width - 1);
+  return true;
+}
+
+MNCC_EMU_HOST_VARIANTS
 void Machine::readOperand(const Operand &op, unsigned cycle,
                           const Expression &expr, WideLanes &out, PeRange range,
                           bool highOnly) const {
@@ -415,20 +446,32 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
     // On the stack: a thread_local array in a shared library costs a
     // __tls_get_addr call per access in these per-PE loops.
     uint32_t addresses[NumPes];
-    computeWordAddresses(op, cycle, addresses, range);
+    uint32_t uniform = 0;
+    bool same = uniformWordAddress(op, cycle, uniform);
+    if (!same) {
+      computeWordAddresses(op, cycle, addresses, range);
+      same = sameForAllPes(addresses, range);
+      uniform = addresses[range.Begin];
+    }
     const uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
-    if (sameForAllPes(addresses, range)) {
+    if (same) {
       // Rows a .. a + width - 1 of the memory, word 0 most significant.
-      const uint32_t *row = mem + size_t(addresses[range.Begin]) * NumPes;
-      for (unsigned pe = range.Begin; pe < range.End; ++pe) {
-        uint64_t high = uint64_t(row[pe]) << 32;
-        out.High[pe] = width > 1 ? high | row[NumPes + pe] : high;
+      // A pointer per row: indices like NumPes + pe are 32-bit sums that
+      // might wrap, which keeps the compiler from vectorising the loops.
+      const uint32_t *row0 = mem + size_t(uniform) * NumPes;
+      const uint32_t *row1 = row0 + NumPes, *row2 = row1 + NumPes,
+                     *row3 = row2 + NumPes;
+      if (width > 1) {
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+          out.High[pe] = uint64_t(row0[pe]) << 32 | row1[pe];
+      } else {
+        for (unsigned pe = range.Begin; pe < range.End; ++pe)
+          out.High[pe] = uint64_t(row0[pe]) << 32;
       }
       if (width > 2) {
         for (unsigned pe = range.Begin; pe < range.End; ++pe)
-          out.Low[pe] =
-              uint64_t(row[2 * NumPes + pe]) << 32 | row[3 * NumPes + pe];
+          out.Low[pe] = uint64_t(row2[pe]) << 32 | row3[pe];
       } else if (!highOnly) {
         std::memset(out.Low + range.Begin, 0, range.size() * sizeof *out.Low);
       }
@@ -443,25 +486,35 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
       for (unsigned k = 1; k < Chunk; ++k)
         differs |= addresses[pe0 + k] ^ addresses[pe0];
       if (differs == 0) {
-        const uint32_t *row = mem + size_t(addresses[pe0]) * NumPes;
+        const uint32_t *row0 = mem + size_t(addresses[pe0]) * NumPes;
+        const uint32_t *row1 = row0 + NumPes, *row2 = row1 + NumPes,
+                       *row3 = row2 + NumPes;
         for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe) {
-          uint32_t w1 = width > 1 ? row[NumPes + pe] : 0;
-          out.High[pe] = uint64_t(row[pe]) << 32 | w1;
+          uint32_t w1 = width > 1 ? row1[pe] : 0;
+          out.High[pe] = uint64_t(row0[pe]) << 32 | w1;
         }
         for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe)
-          out.Low[pe] = width > 2 ? uint64_t(row[2 * NumPes + pe]) << 32 |
-                                        row[3 * NumPes + pe]
-                                  : 0;
+          out.Low[pe] = width > 2 ? uint64_t(row2[pe]) << 32 | row3[pe] : 0;
         continue;
       }
-      for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe) {
-        size_t a = addresses[pe];
-        uint32_t w[4] = {0, 0, 0, 0};
-        for (unsigned i = 0; i < width; ++i)
-          w[i] = mem[(a + i) * NumPes + pe];
-        out.High[pe] = uint64_t(w[0]) << 32 | w[1];
-        out.Low[pe] = uint64_t(w[2]) << 32 | w[3];
-      }
+      // PE by PE, a loop for each width (words past it read as 0).
+      auto gather = [&](auto widthWords) {
+        constexpr unsigned W = decltype(widthWords)::value;
+        for (unsigned pe = pe0; pe < pe0 + Chunk; ++pe) {
+          const uint32_t *column = mem + size_t(addresses[pe]) * NumPes + pe;
+          uint32_t w1 = W > 1 ? column[NumPes] : 0;
+          out.High[pe] = uint64_t(column[0]) << 32 | w1;
+          out.Low[pe] =
+              W > 2 ? uint64_t(column[2 * NumPes]) << 32 | column[3 * NumPes]
+                    : 0;
+        }
+      };
+      if (width == 1)
+        gather(std::integral_constant<unsigned, 1>());
+      else if (width == 2)
+        gather(std::integral_constant<unsigned, 2>());
+      else
+        gather(std::integral_constant<unsigned, 4>());
     }
     return;
   }
@@ -523,6 +576,7 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
   }
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
                         PeRange range) const {
   if (mask.MaskKind == MaskSpec::Pattern) {
@@ -542,6 +596,7 @@ void Machine::cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
     bits[pe] = uint8_t(entry[pe] >> shift & 0xf);
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::writeDestination(const Operand &op, unsigned cycle,
                                const WideLanes &value, const uint8_t *flags,
                                PeRange range) {
@@ -616,21 +671,35 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
     // On the stack: a thread_local array in a shared library costs a
     // __tls_get_addr call per access in these per-PE loops.
     uint32_t addresses[NumPes];
-    computeWordAddresses(op, cycle, addresses, range);
+    uint32_t uniform = 0;
+    bool same = uniformWordAddress(op, cycle, uniform);
+    if (!same) {
+      computeWordAddresses(op, cycle, addresses, range);
+      same = sameForAllPes(addresses, range);
+      uniform = addresses[range.Begin];
+    }
     uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
-    if (mask.MaskKind == MaskSpec::Default && sameForAllPes(addresses, range)) {
+    if (mask.MaskKind == MaskSpec::Default && same) {
       // Unmasked, one address: store whole rows, word 0 most significant.
-      uint32_t *row = mem + size_t(addresses[range.Begin]) * NumPes;
-      for (unsigned pe = range.Begin; pe < range.End; ++pe)
-        row[pe] = uint32_t(value.High[pe] >> 32);
-      if (width > 1)
+      // A pointer per row, as in readOperand.
+      uint32_t *row0 = mem + size_t(uniform) * NumPes;
+      uint32_t *row1 = row0 + NumPes, *row2 = row1 + NumPes,
+               *row3 = row2 + NumPes;
+      // Both words of a long word in one pass over the values.
+      if (width > 1) {
+        for (unsigned pe = range.Begin; pe < range.End; ++pe) {
+          row0[pe] = uint32_t(value.High[pe] >> 32);
+          row1[pe] = uint32_t(value.High[pe]);
+        }
+      } else {
         for (unsigned pe = range.Begin; pe < range.End; ++pe)
-          row[NumPes + pe] = uint32_t(value.High[pe]);
+          row0[pe] = uint32_t(value.High[pe] >> 32);
+      }
       if (width > 2) {
         for (unsigned pe = range.Begin; pe < range.End; ++pe) {
-          row[2 * NumPes + pe] = uint32_t(value.Low[pe] >> 32);
-          row[3 * NumPes + pe] = uint32_t(value.Low[pe]);
+          row2[pe] = uint32_t(value.Low[pe] >> 32);
+          row3[pe] = uint32_t(value.Low[pe]);
         }
       }
       return;
@@ -644,7 +713,7 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
                        uint32_t(value.Low[pe] >> 32), uint32_t(value.Low[pe])};
       uint32_t m[4] = {uint32_t(mh >> 32), uint32_t(mh), uint32_t(ml >> 32),
                        uint32_t(ml)};
-      size_t a = addresses[pe];
+      size_t a = same ? uniform : addresses[pe];
       for (unsigned i = 0; i < width; ++i) {
         uint32_t &word = mem[(a + i) * NumPes + pe];
         word = (word & ~m[i]) | (v[i] & m[i]);
@@ -657,6 +726,7 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
   }
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::executeAlu(const Expression &expr,
                          const WideLanes *const *sources, WideLanes &out,
                          uint8_t *flags, PeRange range) const {
@@ -984,6 +1054,7 @@ void Machine::executeAlu(const Expression &expr,
   }
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::executeMau(const Expression &expr,
                          const WideLanes *const *sources, WideLanes &out,
                          uint8_t *flags, PeRange range) const {
@@ -1069,8 +1140,12 @@ struct Machine::PendingExpression {
 void Machine::executeStep(const Statement &stmt) {
   DefaultMaskCancelled = stmt.CancelsDefaultMask;
   bool forward = true;
+  bool writesBaseRegister = false;
   std::vector<PendingExpression> pending;
   for (const Expression &expr : stmt.Expressions) {
+    for (const Operand &dst : expr.Destinations)
+      writesBaseRegister |=
+          dst.Where == Space::BarLM0 || dst.Where == Space::BarLM1;
     if (expr.Op == Opcode::Nop || expr.Op == Opcode::NoForward) {
       forward = false; // nop implies noforward (manual 3.6.5)
       continue;
@@ -1090,7 +1165,14 @@ void Machine::executeStep(const Statement &stmt) {
       p.Result = std::move(ResultPool.back());
       ResultPool.pop_back();
     }
-    p.Flags.reset(new uint8_t[4 * NumPes]());
+    // Flags too: every producer writes the flags of every PE it runs
+    // (executeStepRange clears them for the transfers, which raise none).
+    if (FlagsPool.empty()) {
+      p.Flags.reset(new uint8_t[4 * NumPes]);
+    } else {
+      p.Flags = std::move(FlagsPool.back());
+      FlagsPool.pop_back();
+    }
     pending.push_back(std::move(p));
   }
   // manual 3.6.5: noforward keeps $lbi too. Set before the ranges run, as
@@ -1112,7 +1194,13 @@ void Machine::executeStep(const Statement &stmt) {
         },
         &context);
   } else {
-    executeStepRange(pending, PeRange());
+    // One chunk of PEs after the other (setStepChunk): read, compute and
+    // write a chunk before the next, so that its result and operand rows
+    // stay in the cache instead of streaming the whole board's 64 KiB per
+    // cycle through it three times. Chunks are ranges, so they may run in
+    // any order (executeStepRange).
+    for (unsigned begin = 0; begin < NumPes; begin += StepChunkPes)
+      executeStepRange(pending, PeRange{begin, begin + StepChunkPes});
   }
   // The forwarding latch an expression feeds.
   auto latchOf = [&](Opcode op) -> std::unique_ptr<WideLanes[]> * {
@@ -1136,6 +1224,18 @@ void Machine::executeStep(const Statement &stmt) {
     if (latch)
       std::swap(*latch, p.Result);
     ResultPool.push_back(std::move(p.Result));
+    FlagsPool.push_back(std::move(p.Flags));
+  }
+  // A base register written: whether all are 0 again (uniformWordAddress).
+  if (writesBaseRegister) {
+    auto allZero = [](const uint16_t *bar) {
+      uint16_t any = 0;
+      for (unsigned pe = 0; pe < NumPes; ++pe)
+        any |= bar[pe];
+      return any == 0;
+    };
+    Bar0Zero = allZero(Bar0.data());
+    Bar1Zero = allZero(Bar1.data());
   }
 }
 
@@ -1152,6 +1252,7 @@ void Machine::executeStep(const Statement &stmt) {
 // from before the step on its own PEs, as one thread does on all of them.
 // What every range reads that the step changes (the pool, the latches)
 // is handled by executeStep on the calling thread before and after.
+MNCC_EMU_HOST_VARIANTS
 void Machine::executeStepRange(std::vector<PendingExpression> &pending,
                                PeRange range) {
   // The operands live only while one expression's cycles run.
@@ -1197,6 +1298,8 @@ void Machine::executeStepRange(std::vector<PendingExpression> &pending,
         if (expr.Op == Opcode::MFma || expr.Op == Opcode::MMul)
           for (unsigned pe = range.Begin; pe < range.End; ++pe)
             flags[pe] = (result.High[pe] >> 63) ? 0 : 0xf;
+        else
+          std::memset(flags + range.Begin, 0, range.size());
       } else if (isMauVector(expr.Op)) {
         executeMau(expr, pointers, result, flags, range);
       } else {

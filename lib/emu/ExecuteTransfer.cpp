@@ -15,6 +15,10 @@
 
 #include "mncc/emu/Numerics.h"
 
+#include "HostTarget.h"
+
+#include <cstring>
+
 namespace mncc::emu {
 
 namespace {
@@ -185,6 +189,7 @@ uint64_t Machine::matrixElementAt(Space space, unsigned mab, unsigned row,
              : word >> (64 - offset % 64 - bits) & ((uint64_t(1) << bits) - 1);
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::readTransfer(const Expression &expr, unsigned cycle,
                            const WideLanes *const *sources, WideLanes &out,
                            PeRange range) const {
@@ -227,10 +232,17 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
       }
     for (unsigned l1b = range.firstL1b(); l1b < range.endL1b(); ++l1b) {
       const uint64_t *l1bm = &L1bm[size_t(l1b) * L1bmLongWords];
-      unsigned pe0 = l1b * PesPerL1b;
-      for (unsigned p = 0; p < PesPerL1b; ++p) {
-        out.High[pe0 + p] = l1bm[addresses[0][p]];
-        out.Low[pe0 + p] = longs == 2 ? l1bm[addresses[1][p]] : 0;
+      // Pointers to the L1B's PEs: indices like pe0 + p are 32-bit sums
+      // that might wrap, which keeps the compiler from vectorising.
+      uint64_t *high = out.High + size_t(l1b) * PesPerL1b;
+      uint64_t *low = out.Low + size_t(l1b) * PesPerL1b;
+      for (unsigned p = 0; p < PesPerL1b; ++p)
+        high[p] = l1bm[addresses[0][p]];
+      if (longs == 2) {
+        for (unsigned p = 0; p < PesPerL1b; ++p)
+          low[p] = l1bm[addresses[1][p]];
+      } else {
+        std::memset(low, 0, PesPerL1b * sizeof *low);
       }
     }
     return;
@@ -328,8 +340,9 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
           halfSinglesFromLanes(&c->High[pe0], &c->Low[pe0], addends);
         DecodedHalfBlock vector;
         decodeHalfBlockOfLongWords(&b.High[pe0], vector);
-        mauMatVecHalfMatrix(*decoded.HalfProducts, decoded.HalfRows, vector,
-                            addends, results);
+        mauMatVecHalfMatrix(*decoded.HalfProducts,
+                            decodedHalfRows(matrix.Where, mab), vector, addends,
+                            results);
         halfLanesFromSingles(results, &out.High[pe0], &out.Low[pe0]);
         continue;
       }
@@ -360,6 +373,7 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
   }
 }
 
+MNCC_EMU_HOST_VARIANTS
 void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
                              PeRange range) {
   switch (expr.Op) {
@@ -476,10 +490,9 @@ void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
         unsigned n = 0;
         for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1)
           if (expr.Target < 0 || l1 == unsigned(expr.Target))
-            values[n++] = readUpper(Space::L1BM, l2b * L1bsPerL2b + l1,
-                                    src.Address[0] + i);
-        writeUpper(Space::L2BM, l2b, dst.Address[0] + i,
-                   reduceLongs(values, n, expr.Reduction, expr.Prec, false));
+            values[n++] = l1bmWord(l2b * L1bsPerL2b + l1, src.Address[0] + i);
+        l2bmWord(l2b, dst.Address[0] + i) =
+            reduceLongs(values, n, expr.Reduction, expr.Prec, false);
       }
     }
     return;
@@ -500,11 +513,11 @@ void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
           for (unsigned i = 0; i < 8; ++i) {
             uint64_t wide = 64 * cycle + 8 * k + i, narrow = 8 * cycle + i;
             if (expr.ToUpper)
-              writeUpper(Space::L2BM, l2b, dst.Address[0] + wide,
-                         readUpper(Space::L1BM, l1b, src.Address[0] + narrow));
+              l2bmWord(l2b, dst.Address[0] + wide) =
+                  l1bmWord(l1b, src.Address[0] + narrow);
             else
-              writeUpper(Space::L1BM, l1b, dst.Address[0] + narrow,
-                         readUpper(Space::L2BM, l2b, src.Address[0] + wide));
+              l1bmWord(l1b, dst.Address[0] + narrow) =
+                  l2bmWord(l2b, src.Address[0] + wide);
           }
       }
     return;
@@ -526,18 +539,17 @@ void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
             unsigned l1b0 = l2b * L1bsPerL2b + 2 * pair;
             if (reduce) {
               uint64_t values[2] = {
-                  readUpper(Space::L1BM, l1b0, src.Address[0] + narrow),
-                  readUpper(Space::L1BM, l1b0 + 1, src.Address[0] + narrow)};
+                  l1bmWord(l1b0, src.Address[0] + narrow),
+                  l1bmWord(l1b0 + 1, src.Address[0] + narrow)};
               writeUpper(
                   Space::L2BM, l2b, dst.Address[0] + wide,
                   reduceLongs(values, 2, expr.Reduction, expr.Prec, false));
               continue;
             }
-            uint64_t value = readUpper(Space::L2BM, l2b, src.Address[0] + wide);
+            uint64_t value = l2bmWord(l2b, src.Address[0] + wide);
             for (unsigned k = 0; k < 2; ++k)
               if (expr.Target < 0 || 2 * pair + k == unsigned(expr.Target))
-                writeUpper(Space::L1BM, l1b0 + k, dst.Address[0] + narrow,
-                           value);
+                l1bmWord(l1b0 + k, dst.Address[0] + narrow) = value;
           }
     return;
   }
@@ -553,12 +565,11 @@ void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
       for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1)
         if ((l1 & ~m) == unsigned(expr.Target))
           for (unsigned i = 0; i < 64; ++i)
-            data[l1 & m][i] = readUpper(Space::L1BM, l2b * L1bsPerL2b + l1,
-                                        src.Address[0] + i);
+            data[l1 & m][i] =
+                l1bmWord(l2b * L1bsPerL2b + l1, src.Address[0] + i);
       for (unsigned l1 = 0; l1 < L1bsPerL2b; ++l1)
         for (unsigned i = 0; i < 64; ++i)
-          writeUpper(Space::L1BM, l2b * L1bsPerL2b + l1, dst.Address[0] + i,
-                     data[l1 & m][i]);
+          l1bmWord(l2b * L1bsPerL2b + l1, dst.Address[0] + i) = data[l1 & m][i];
     }
     return;
   }
@@ -574,11 +585,11 @@ void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
         unsigned l1b = l2b * L1bsPerL2b + l1;
         for (unsigned i = 0; i < 64; ++i) {
           if (expr.Op == Opcode::L2bmB)
-            writeUpper(Space::L1BM, l1b, dst.Address[0] + i,
-                       readUpper(Space::L2BM, l2b, src.Address[0] + i));
+            l1bmWord(l1b, dst.Address[0] + i) =
+                l2bmWord(l2b, src.Address[0] + i);
           else
-            writeUpper(Space::L2BM, l2b, dst.Address[0] + i,
-                       readUpper(Space::L1BM, l1b, src.Address[0] + i));
+            l2bmWord(l2b, dst.Address[0] + i) =
+                l1bmWord(l1b, src.Address[0] + i);
         }
       }
     }

@@ -107,6 +107,16 @@ void Machine::setStepThreads(unsigned count, bool fixedRanges) {
 
 unsigned Machine::stepThreads() const { return StepThreadCount; }
 
+void Machine::setStepChunk(unsigned pes) {
+  // A whole number of L2Bs that divides the board: every exchange of a PE
+  // step stays inside one L2B (executeStepRange).
+  constexpr unsigned PesPerL2b = NumPes / NumL2bs;
+  unsigned l2bs = std::max(1u, std::min(pes / PesPerL2b, NumL2bs));
+  while (NumL2bs % l2bs != 0)
+    --l2bs;
+  StepChunkPes = l2bs * PesPerL2b;
+}
+
 StepThreads::StepThreads(unsigned count, bool fixedRanges)
     : Count(count), FixedRanges(fixedRanges) {
   NextRange.store(Count, std::memory_order_relaxed); // nothing to claim yet
@@ -239,8 +249,8 @@ void Machine::decodeMatrix(size_t index, Precision prec) const {
   decoded.Valid = true;
   // A row is four long words, elements from the most significant end.
   if (prec == Precision::H) {
-    decodeHalfMatrix(words, DecodedHalfProducts[index],
-                     DecodedHalfRowsOf[index].Rows);
+    decodeHalfMatrixProducts(words, DecodedHalfProducts[index]);
+    decoded.HalfRowsValid = false;
     return;
   }
   for (unsigned row = 0; row < 8; ++row) {
@@ -249,6 +259,20 @@ void Machine::decodeMatrix(size_t index, Precision prec) const {
       elements[j] = uint32_t(words[row * 4 + j / 2] >> (32 - 32 * (j % 2)));
     decodePseudoSingleBlock(elements, DecodedPseudoSingle[index].Rows[row]);
   }
+}
+
+const DecodedHalfBlock *Machine::decodedHalfRows(Space space,
+                                                 unsigned mab) const {
+  size_t index = (space == Space::MatY ? NumMabs : 0) + mab % NumMabs;
+  DecodedMatrix &decoded = DecodedMatrices[index];
+  DecodedHalfBlock *rows = DecodedHalfRowsOf[index].Rows;
+  if (!decoded.HalfRowsValid) {
+    const uint64_t *words = &Matrices[index * 16 * 4];
+    for (unsigned row = 0; row < HalfBlockSize; ++row)
+      decodeHalfBlockOfLongWords(words + row * 4, rows[row]);
+    decoded.HalfRowsValid = true;
+  }
+  return rows;
 }
 
 uint32_t *Machine::words(Space space) {
@@ -406,6 +430,7 @@ void Machine::fillRandom(uint64_t seed) {
   // data: they start at 0 (decision S32).
   std::memset(Bar0.data(), 0, NumPes * sizeof(uint16_t));
   std::memset(Bar1.data(), 0, NumPes * sizeof(uint16_t));
+  Bar0Zero = Bar1Zero = true;
   fillStream(Matrices.data(), size_t(2) * NumMabs * 16 * 4 * 8,
              streamKey(seed, FillMatrices));
   for (size_t i = 0; i < size_t(2) * NumMabs; ++i)
@@ -414,8 +439,7 @@ void Machine::fillRandom(uint64_t seed) {
   WideLanes *latches[] = {AluForward.get(), MauForward.get(), LbForward.get(),
                           MreadForward.get()};
   for (size_t k = 0; k < 4; ++k)
-    fillStream(latches[k], 4 * sizeof(WideLanes),
-               streamKey(latchKey, k));
+    fillStream(latches[k], 4 * sizeof(WideLanes), streamKey(latchKey, k));
   turnaroundWord(0, 0); // allocates the registers
   fillStream(Turnaround.get(), NumL1bs * TurnaroundLongWords * 8,
              streamKey(seed, FillTurnaround));
@@ -870,9 +894,9 @@ void Machine::debugGet(const Statement &stmt, std::string &dump) const {
           case Space::DRAM:
           case Space::PDM:
             // Labelled with the address read, wrapped as every memory's is.
-            shownAddress = (access.Address + k) % (access.Where == Space::PDM
-                                                       ? PdmLongWords
-                                                       : DramLongWords);
+            shownAddress =
+                (access.Address + k) %
+                (access.Where == Space::PDM ? PdmLongWords : DramLongWords);
             value = readUpper(access.Where, g, shownAddress);
             break;
           case Space::L2BM:

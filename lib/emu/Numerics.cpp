@@ -616,12 +616,92 @@ void decodeHalfMatrix(const uint64_t *words, HalfMatrixProducts &products,
   for (unsigned r = 0; r < HalfBlockSize; ++r) {
     DecodedHalfBlock &row = rows[r];
     decodeHalfBlockOfLongWords(words + r * 4, row);
-    for (unsigned i = 0; i < HalfBlockSize; ++i)
-      products.ColumnPairs[i / 2][r][i % 2] = row.NormalSignificand[i];
+    // Elements 2p and 2p + 1 lie side by side in both: a pair at a time.
+    for (unsigned p = 0; p < HalfBlockSize / 2; ++p)
+      std::memcpy(products.ColumnPairs[p][r], row.NormalSignificand + 2 * p,
+                  sizeof products.ColumnPairs[p][r]);
     products.RowWeights[r] = row.UnitWeight;
     products.ExtendedRows |= uint32_t(row.ExtendedMask != 0) << r;
     products.ExactRows |= uint32_t(row.NeedsExactPath) << r;
   }
+}
+
+#ifdef MNCC_EMU_AVX512
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace {
+/// decodeHalfMatrixProducts two rows per 512-bit vector: a long word's two
+/// 32-bit halves each hold a pair of elements, the first in the high 16
+/// bits; rotated by 16, a pair lies as ColumnPairs holds it (element 2p
+/// low), pair p of a row in the row's 32-bit lane p ^ 1. The rows' pairs
+/// are then gathered column by column.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void
+decodeHalfMatrixProductsAvx512(const uint64_t *words,
+                               HalfMatrixProducts &products) {
+  const __m512i expMask = _mm512_set1_epi16(int16_t(Half::MaxExp));
+  const __m512i manMask = _mm512_set1_epi16(int16_t(Half::ManMask));
+  const __m512i zero = _mm512_setzero_si512();
+  alignas(64) int32_t pairs[HalfBlockSize][HalfBlockSize / 2];
+  uint32_t extendedRows = 0, exactRows = 0;
+  for (unsigned q = 0; q < HalfBlockSize / 2; ++q) {
+    __m512i x = _mm512_rol_epi32(_mm512_loadu_si512(words + 8 * q), 16);
+    __m512i exp =
+        _mm512_and_si512(_mm512_srli_epi16(x, Half::ManBits), expMask);
+    __m512i mantissa = _mm512_and_si512(x, manMask);
+    __m512i significand = _mm512_mask_sub_epi16(
+        mantissa, _mm512_movepi16_mask(x), zero, mantissa);
+    // Extended: exponent field 0 and a non-zero mantissa; its products
+    // round on their own, so the sums leave it out.
+    __mmask32 extended = _mm512_cmpeq_epi16_mask(exp, zero) &
+                         _mm512_test_epi16_mask(mantissa, mantissa);
+    __mmask32 infinite = _mm512_cmpeq_epi16_mask(exp, expMask);
+    _mm512_store_si512(pairs[2 * q],
+                       _mm512_maskz_mov_epi16(~extended, significand));
+    auto rowBits = [](__mmask32 lanes) {
+      return uint32_t((lanes & 0xffffu) != 0) | uint32_t((lanes >> 16) != 0)
+                                                    << 1;
+    };
+    extendedRows |= rowBits(extended) << (2 * q);
+    exactRows |= rowBits(infinite) << (2 * q);
+    // Each row's largest exponent in all of its lanes, as in
+    // toBlockFloatHalfLongWordPairsAvx512.
+    __m512i top = _mm512_max_epu16(exp, _mm512_shuffle_i64x2(exp, exp, 0xb1));
+    top = _mm512_max_epu16(top, _mm512_shuffle_epi32(top, _MM_PERM_BADC));
+    top = _mm512_max_epu16(top, _mm512_shuffle_epi32(top, _MM_PERM_CDAB));
+    top = _mm512_max_epu16(top, _mm512_rol_epi32(top, 16));
+    int top0 = _mm512_cvtsi512_si32(top) & 0xffff;
+    int top1 = _mm_cvtsi128_si32(_mm512_extracti32x4_epi32(top, 2)) & 0xffff;
+    products.RowWeights[2 * q] = float(powerOfTwo(top0 + unitScaleOf<Half>(0)));
+    products.RowWeights[2 * q + 1] =
+        float(powerOfTwo(top1 + unitScaleOf<Half>(0)));
+  }
+  const __m512i rowStarts = _mm512_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56, 64,
+                                              72, 80, 88, 96, 104, 112, 120);
+  for (unsigned p = 0; p < HalfBlockSize / 2; ++p)
+    _mm512_store_si512(
+        products.ColumnPairs[p],
+        _mm512_i32gather_epi32(
+            _mm512_add_epi32(rowStarts, _mm512_set1_epi32(int(p ^ 1))), pairs,
+            4));
+  products.ExtendedRows = extendedRows;
+  products.ExactRows = exactRows;
+}
+} // namespace
+#pragma GCC diagnostic pop
+#endif
+
+void decodeHalfMatrixProducts(const uint64_t *words,
+                              HalfMatrixProducts &products) {
+#ifdef MNCC_EMU_AVX512
+  if (hasAvx512()) {
+    decodeHalfMatrixProductsAvx512(words, products);
+    return;
+  }
+#endif
+  DecodedHalfBlock rows[HalfBlockSize];
+  decodeHalfMatrix(words, products, rows);
 }
 
 void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
@@ -647,7 +727,35 @@ void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
   // an infinite c, or the rounding to half.
   uint32_t exactRows = vector.NeedsExactPath ? AllRows : matrix.ExactRows;
   uint32_t generalRows = AllRows;
-  if (!reduceToHalf) {
+  bool tail = !reduceToHalf;
+  // An infinite vector element (random memory often holds one) against a
+  // finite matrix without extended elements: a row whose element there is
+  // not zero has infinite products, of the sign of the first such pair
+  // (matVecExact); the other rows' sums leave those elements out anyway
+  // (times zero), so they finish as finite rows at the vector's block
+  // exponent. Every row then takes the general finish below.
+  uint32_t infiniteRows = 0, infiniteNegativeRows = 0;
+  if (vector.NeedsExactPath && !matrix.ExactRows && !matrix.ExtendedRows &&
+      !vector.ExtendedMask) {
+    uint32_t infiniteLanes = 0;
+    for (unsigned i = 0; i < HalfBlockSize; ++i)
+      infiniteLanes |= uint32_t(Half::exponent(vector.Bits[i]) == Half::MaxExp)
+                       << i;
+    for (unsigned r = 0; r < HalfBlockSize; ++r)
+      for (uint32_t lanes = infiniteLanes; lanes; lanes &= lanes - 1) {
+        unsigned i = unsigned(__builtin_ctz(lanes));
+        uint16_t element = rows[r].Bits[i];
+        if (Half::mantissa(element) == 0)
+          continue;
+        infiniteRows |= uint32_t(1) << r;
+        infiniteNegativeRows |=
+            uint32_t(Half::sign(element) != Half::sign(vector.Bits[i])) << r;
+        break;
+      }
+    exactRows = 0;
+    tail = false;
+  }
+  if (tail) {
 #ifdef MNCC_EMU_AVX512
     if (wide)
       generalRows =
@@ -659,7 +767,16 @@ void mauMatVecHalfMatrix(const HalfMatrixProducts &matrix,
   for (; generalRows; generalRows &= generalRows - 1) {
     unsigned r = unsigned(__builtin_ctz(generalRows));
     const DecodedHalfBlock &row = rows[r];
-    if (row.NeedsExactPath || vector.NeedsExactPath) {
+    if (infiniteRows >> r & 1) {
+      ExactValue products;
+      products.Infinite = true;
+      products.Negative = infiniteNegativeRows >> r & 1;
+      ExactValue value = addExact(products, decode<Single>(c[r]));
+      y[r] = reduceToHalf ? roundToFormat<Half>(value)
+                          : roundToFormat<Single>(value);
+      continue;
+    }
+    if (exactRows >> r & 1) {
       y[r] = mauMatVecHalf(row.Bits, vector.Bits, HalfBlockSize, c[r],
                            reduceToHalf);
       continue;
@@ -722,15 +839,13 @@ matVecHalfAvx512(const HalfMatrixProducts &matrix, __m256i vectorWords,
                                        _mm256_extracti128_si256(exponent, 1)));
   float vectorWeight = float(powerOfTwo(maxExp + unitScaleOf<Half>(0)));
 
-  // An infinite addend takes the general path; exponent field 0 reads as
-  // zero.
+  // Exponent field 0 reads as zero. An infinite addend (any mantissa)
+  // makes its row an infinity of its sign whatever the products are
+  // (finishMatVec): the row's lane is replaced at the end.
   __m512i addend = _mm512_setzero_si512();
-  if (withAddends) {
-    __mmask16 infinite;
+  __mmask16 infinite = 0;
+  if (withAddends)
     addend = finiteAddendsAvx512(addends, infinite);
-    if (infinite)
-      return false;
-  }
   // The pairs are broadcast from memory (load ports) rather than shuffled
   // out of the register (one shuffle port).
   alignas(32) int16_t significands[HalfBlockSize];
@@ -738,9 +853,15 @@ matVecHalfAvx512(const HalfMatrixProducts &matrix, __m256i vectorWords,
   // Keeps the compiler from turning the loads back into shuffles.
   asm volatile("" : : "r"(significands) : "memory");
   __m512i sums = halfRowSumsAvx512(matrix, significands);
-  lanesFromSinglesAvx512(
-      halfTailAvx512(sums, matrix.RowWeights, vectorWeight, addend), yHigh,
-      yLow);
+  __m512i y = halfTailAvx512(sums, matrix.RowWeights, vectorWeight, addend);
+  const __m512i infinity =
+      _mm512_set1_epi32(int32_t(Single::pack(false, Single::MaxExp, 0)));
+  y = _mm512_mask_mov_epi32(
+      y, infinite,
+      _mm512_or_si512(_mm512_and_si512(addends, _mm512_set1_epi32(
+                                                    int32_t(Single::SignMask))),
+                      infinity));
+  lanesFromSinglesAvx512(y, yHigh, yLow);
   return true;
 }
 
@@ -990,6 +1111,9 @@ void toBlockFloatHalfBlock(const uint16_t *in, uint16_t *out) {
 #ifdef MNCC_EMU_AVX512
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12 warns of the 512-bit shuffles' unused pass-through operand.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 /// toBlockFloatHalfBlock on a block in one 256-bit vector: the block's
 /// largest exponent by three folds, the rounding shifts per element
 /// (vpsrlvw / vpsllvw).
@@ -1050,6 +1174,78 @@ toBlockFloatHalfLongWordsAvx512(const uint64_t *in, uint64_t *out,
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + 4 * b), result);
   }
 }
+
+/// The same on two blocks at a time, one in each 256-bit half of a 512-bit
+/// vector, without branches: the cases the one-block version branches on
+/// (an all-zero exponent block, an infinite block exponent) are per-block
+/// masks that select the result.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void
+toBlockFloatHalfLongWordPairsAvx512(const uint64_t *in, uint64_t *out,
+                                    unsigned blocks) {
+  const __m512i expMask = _mm512_set1_epi16(int16_t(Half::MaxExp));
+  const __m512i manMask = _mm512_set1_epi16(int16_t(Half::ManMask));
+  const __m512i signMask = _mm512_set1_epi16(int16_t(Half::SignMask));
+  const __m512i lead = _mm512_set1_epi16(int16_t(1u << Half::ManBits));
+  const __m512i one = _mm512_set1_epi16(1);
+  const __m512i shiftLimit = _mm512_set1_epi16(HalfRoundingShiftLimit);
+  const __m512i infinite =
+      _mm512_set1_epi16(int16_t(Half::MaxExp << Half::ManBits));
+  unsigned b = 0;
+  for (; b + 2 <= blocks; b += 2) {
+    __m512i x = _mm512_loadu_si512(in + 4 * b);
+    __m512i exp =
+        _mm512_and_si512(_mm512_srli_epi16(x, Half::ManBits), expMask);
+    // Each block's largest exponent in all of its 16-bit lanes: 128-bit
+    // halves swapped within each 256-bit half, then 64-, 32- and 16-bit
+    // halves.
+    __m512i maxExp =
+        _mm512_max_epu16(exp, _mm512_shuffle_i64x2(exp, exp, 0xb1));
+    maxExp =
+        _mm512_max_epu16(maxExp, _mm512_shuffle_epi32(maxExp, _MM_PERM_BADC));
+    maxExp =
+        _mm512_max_epu16(maxExp, _mm512_shuffle_epi32(maxExp, _MM_PERM_CDAB));
+    maxExp = _mm512_max_epu16(maxExp, _mm512_rol_epi32(maxExp, 16));
+    __m512i sign = _mm512_and_si512(x, signMask);
+    // Rounding a largest-exponent element carries out of the kept bits
+    // exactly when its mantissa is all ones; the block exponent then
+    // grows by one, unless it is already infinite.
+    uint32_t carries = uint32_t(
+        _mm512_mask_cmpeq_epi16_mask(_mm512_cmpeq_epi16_mask(exp, maxExp),
+                                     _mm512_and_si512(x, manMask), manMask));
+    uint32_t carryBlocks = ((carries & 0xffffu) ? 0xffffu : 0u) |
+                           ((carries >> 16) ? 0xffff0000u : 0u);
+    __mmask32 grows =
+        __mmask32(carryBlocks) & _mm512_cmpneq_epi16_mask(maxExp, expMask);
+    __m512i blockExp = _mm512_mask_add_epi16(maxExp, grows, maxExp, one);
+    __m512i shift = _mm512_min_epu16(
+        _mm512_sub_epi16(_mm512_add_epi16(blockExp, one), exp), shiftLimit);
+    __m512i significand = _mm512_or_si512(_mm512_and_si512(x, manMask), lead);
+    __m512i kept = _mm512_add_epi16(
+        _mm512_add_epi16(
+            significand,
+            _mm512_sub_epi16(
+                _mm512_sllv_epi16(one, _mm512_sub_epi16(shift, one)), one)),
+        _mm512_and_si512(_mm512_srlv_epi16(significand, shift), one));
+    __m512i mantissa =
+        _mm512_and_si512(_mm512_srlv_epi16(kept, shift), manMask);
+    // An element with exponent 0 is a zero: mantissa 0.
+    mantissa =
+        _mm512_maskz_mov_epi16(_mm512_test_epi16_mask(exp, exp), mantissa);
+    __m512i result = _mm512_or_si512(
+        _mm512_or_si512(sign, _mm512_slli_epi16(blockExp, Half::ManBits)),
+        mantissa);
+    // An infinite block exponent: every element an infinity of its sign.
+    result = _mm512_mask_mov_epi16(result,
+                                   _mm512_cmpge_epu16_mask(blockExp, expMask),
+                                   _mm512_or_si512(sign, infinite));
+    // A block of zeros (largest exponent 0): only the signs stay.
+    result = _mm512_mask_mov_epi16(
+        result, _mm512_cmpeq_epi16_mask(maxExp, _mm512_setzero_si512()), sign);
+    _mm512_storeu_si512(out + 4 * b, result);
+  }
+  if (b < blocks)
+    toBlockFloatHalfLongWordsAvx512(in + 4 * b, out + 4 * b, blocks - b);
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -1059,7 +1255,7 @@ void toBlockFloatHalfLongWords(const uint64_t *in, uint64_t *out,
                                unsigned blocks) {
 #ifdef MNCC_EMU_AVX512
   if (hasAvx512()) {
-    toBlockFloatHalfLongWordsAvx512(in, out, blocks);
+    toBlockFloatHalfLongWordPairsAvx512(in, out, blocks);
     return;
   }
 #endif
@@ -1195,5 +1391,29 @@ uint16_t rrnMinSingleToHalf(const uint32_t *values, unsigned n) {
     best = rrnMin<Single>(best, values[i]);
   return singleToHalf(best);
 }
+
+//===----------------------------------------------------------------------===//
+// MAU vector FMA on halves
+//===----------------------------------------------------------------------===//
+
+template <typename Out>
+typename Out::Storage mauVectorFmaHalf(uint16_t a, uint16_t b, uint32_t c) {
+  uint32_t aExp = Half::exponent(a), bExp = Half::exponent(b);
+  // Zero and infinite factors keep the exact path (mauProduct's rules).
+  if (aExp == 0 || bExp == 0 || aExp == Half::MaxExp || bExp == Half::MaxExp)
+    return mauVectorFma<Half, Single, Out>(a, b, c);
+  // The half multiplier is exact: the product of the significands, hidden
+  // bits included, is an integer below 2^20 at the sum of the two scales.
+  constexpr uint32_t Lead = uint32_t(1) << Half::ManBits;
+  int64_t product =
+      int64_t((Lead | Half::mantissa(a)) * (Lead | Half::mantissa(b)));
+  if (Half::sign(a) != Half::sign(b))
+    product = -product;
+  int scale = int(aExp) + int(bExp) - 2 * (Half::Bias + int(Half::ManBits));
+  return typename Out::Storage(finishMatVec<Out>(product, scale, c));
+}
+
+template uint32_t mauVectorFmaHalf<Single>(uint16_t, uint16_t, uint32_t);
+template uint16_t mauVectorFmaHalf<Half>(uint16_t, uint16_t, uint32_t);
 
 } // namespace mncc::emu

@@ -178,6 +178,11 @@ public:
   /// ranges share no state). fixedRanges as for StepThreads (tests).
   void setStepThreads(unsigned count, bool fixedRanges = false);
   unsigned stepThreads() const;
+  /// PEs of each range a step runs as on the calling thread (one thread):
+  /// whole L2Bs, the board (NumPes: the reference, one pass over all PEs
+  /// per read, compute and write) or the default, one L2B.
+  void setStepChunk(unsigned pes);
+  unsigned stepChunk() const { return StepChunkPes; }
 
   /// Fills every memory and register a program can read before writing it
   /// with pseudo-random bytes that depend only on the seed and the
@@ -254,6 +259,11 @@ private:
                    WideLanes &out, PeRange range, bool highOnly = false) const;
   void computeWordAddresses(const Operand &op, unsigned cycle,
                             uint32_t *addresses, PeRange range) const;
+  /// The word address of a local memory operand in a cycle when it is the
+  /// same for every PE without looking at them (no T, no MAB adjustment,
+  /// all base registers 0): then true with the address.
+  bool uniformWordAddress(const Operand &op, unsigned cycle,
+                          uint32_t &address) const;
   void cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
                  PeRange range) const;
   void writeDestination(const Operand &op, unsigned cycle,
@@ -273,6 +283,9 @@ private:
   struct DecodedMatrix {
     Precision Prec;
     bool Valid;
+    /// Prec H: the rows are decoded too (decodedHalfRows), not only the
+    /// products.
+    bool HalfRowsValid;
   };
   struct DecodedHalfRows {
     DecodedHalfBlock Rows[HalfBlockSize];
@@ -280,11 +293,10 @@ private:
   struct DecodedPseudoSingleRows {
     DecodedPseudoSingleBlock Rows[8];
   };
-  /// Where the decoded register lives: the half products and rows (Prec H)
-  /// or the pseudo-single rows (Prec G).
+  /// Where the decoded register lives: the half products (Prec H; the
+  /// rows through decodedHalfRows) or the pseudo-single rows (Prec G).
   struct DecodedMatrixView {
     const HalfMatrixProducts *HalfProducts;
-    const DecodedHalfBlock *HalfRows;
     const DecodedPseudoSingleBlock *PseudoSingleRows;
   };
   /// The decoded register (Prec H or G) of a MAB, decoded first if stale
@@ -295,10 +307,14 @@ private:
     const DecodedMatrix &decoded = DecodedMatrices[index];
     if (!decoded.Valid || decoded.Prec != prec)
       decodeMatrix(index, prec);
-    return {&DecodedHalfProducts[index], DecodedHalfRowsOf[index].Rows,
-            DecodedPseudoSingle[index].Rows};
+    return {&DecodedHalfProducts[index], DecodedPseudoSingle[index].Rows};
   }
   void decodeMatrix(size_t index, Precision prec) const;
+  /// The rows of a register decodedMatrix has decoded at Prec H, decoded
+  /// on first use: only the general product path reads them (an extended
+  /// or infinite element), and writing them for every MAB and hmwrite
+  /// cost more than the products.
+  const DecodedHalfBlock *decodedHalfRows(Space space, unsigned mab) const;
 
   // Transfers (ExecuteTransfer.cpp).
   /// Long word of a matrix register row for writing: every write goes
@@ -323,12 +339,16 @@ private:
   /// Writable mask entries, Masks[entry * NumPes + pe]; entry 0 unused.
   ZeroedArray<uint16_t> Masks;
   ZeroedArray<uint16_t> Bar0, Bar1;
+  /// Every entry of Bar0 / Bar1 is 0 (updated after each step that writes
+  /// one): LM addresses then need no per-PE look (uniformWordAddress).
+  bool Bar0Zero = true, Bar1Zero = true;
   /// Forwarding latches, one per cycle (manual 3.6.1).
   std::unique_ptr<WideLanes[]> AluForward, MauForward, LbForward, MreadForward;
   /// executeStep's scratch: result buffers of four cycles each, reused
   /// across steps, and the operands of the expression being evaluated.
   static constexpr size_t MaxSources = 3;
   std::vector<std::unique_ptr<WideLanes[]>> ResultPool;
+  std::vector<std::unique_ptr<uint8_t[]>> FlagsPool;
   std::unique_ptr<WideLanes[]> SourceScratch;
   ZeroedArray<uint64_t> L1bm, L2bm, Pdm;
   /// Matrix registers x and y of each MAB: 16 rows of 4 long words,
@@ -355,6 +375,7 @@ private:
   /// started at the first step when StepThreadCount is above 1.
   std::unique_ptr<StepThreads> Threads;
   unsigned StepThreadCount = 1;
+  unsigned StepChunkPes = NumPes / NumL2bs;
   bool FixedStepRanges = false;
   /// The L1BM turnaround registers (`$lbi`), TurnaroundLongWords per L1B,
   /// allocated on first use (ExecuteTransfer.cpp), and whether the step
@@ -365,6 +386,19 @@ private:
   static constexpr uint64_t TurnaroundLongWords = target::TurnaroundLongWords;
   bool TurnaroundUpdates = true;
   uint64_t &turnaroundWord(unsigned l1b, uint64_t offset);
+  /// Long words of one L1BM / L2BM, the address wrapping at its size as
+  /// readUpper's does; inline for the L2BM <-> L1BM copies, which move
+  /// 8192 long words a step (commitTransfer).
+  uint64_t &l1bmWord(unsigned l1b, uint64_t address) {
+    static_assert((L1bmLongWords & (L1bmLongWords - 1)) == 0,
+                  "the L1BM wraps with a mask");
+    return L1bm[size_t(l1b) * L1bmLongWords + (address & (L1bmLongWords - 1))];
+  }
+  uint64_t &l2bmWord(unsigned l2b, uint64_t address) {
+    static_assert((L2bmLongWords & (L2bmLongWords - 1)) == 0,
+                  "the L2BM wraps with a mask");
+    return L2bm[size_t(l2b) * L2bmLongWords + (address & (L2bmLongWords - 1))];
+  }
 };
 
 } // namespace mncc::emu

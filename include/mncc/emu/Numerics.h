@@ -437,6 +437,13 @@ inline typename Out::Storage mauVectorFma(typename In::Storage a,
   return roundToFormat<Out>(addExact(product, addend));
 }
 
+/// mauVectorFma<Half, Single, Out>, bit for bit, without exact 128-bit
+/// arithmetic for finite non-zero factors: their product is exact in a
+/// double, and c is added and rounded as the matrix-vector tail does
+/// (two-sum, then one rounding into Out).
+template <typename Out>
+typename Out::Storage mauVectorFmaHalf(uint16_t a, uint16_t b, uint32_t c);
+
 /// MAU vector multiply (vmul): the FMA with c = 0.
 template <typename In, typename Out>
 inline typename Out::Storage mauVectorMul(typename In::Storage a,
@@ -620,6 +627,11 @@ void decodeHalfMatrix(const uint64_t *words, HalfMatrixProducts &products,
 inline void decodeHalfMatrix(const uint64_t *words, DecodedHalfMatrix &out) {
   decodeHalfMatrix(words, out.Products, out.Rows);
 }
+/// The products only, as decodeHalfMatrix makes them (the fused path needs
+/// no more; the rows only the general one): on AVX-512 two rows per
+/// vector and no rows written.
+void decodeHalfMatrixProducts(const uint64_t *words,
+                              HalfMatrixProducts &products);
 void decodePseudoSingleBlock(const uint32_t *elements,
                              DecodedPseudoSingleBlock &out);
 
@@ -644,11 +656,12 @@ void halfLanesFromSingles(const uint32_t *singles, uint64_t *high,
                           uint64_t *low);
 
 /// One MAB's y = M b + c straight from and to its PEs' long words, for the
-/// common case only: returns false, writing nothing, when the matrix, the
-/// vector or an addend has an extended or infinite element (or the CPU
-/// lacks AVX-512BW); then use the functions above. vectorWords: PE k's
-/// most significant long word (halves 4k..4k+3 of b); cHigh/cLow (null
-/// for no c) and yHigh/yLow: PE k's long words of singles as
+/// common case only: returns false, writing nothing, when the matrix or the
+/// vector has an extended or infinite element (or the CPU lacks
+/// AVX-512BW); then use the functions above. An infinite addend (as
+/// random memory often holds) gives its row that infinity here too.
+/// vectorWords: PE k's most significant long word (halves 4k..4k+3 of b);
+/// cHigh/cLow (null for no c) and yHigh/yLow: PE k's long words of singles as
 /// halfSinglesFromLanes reads them. Bit for bit mauMatVecHalfMatrix.
 bool mauMatVecHalfLanes(const HalfMatrixProducts &matrix,
                         const uint64_t *vectorWords, const uint64_t *cHigh,
@@ -656,7 +669,8 @@ bool mauMatVecHalfLanes(const HalfMatrixProducts &matrix,
 
 /// Whether mauMatVecHalfMatrix (and the ones above) may use its 512-bit path
 /// (default: yes, on CPUs with AVX-512BW); returns whether this CPU has that
-/// path. A test hook: both paths must give the same bits.
+/// path. A test hook: both paths must give the same bits. It covers hbfn's
+/// 512-bit path and the matrix decode's too.
 bool allowWideMatVec(bool allowed);
 /// The same for pseudo-single blocks of 8 and mauMatVecPseudoSingle.
 void mauMatVecPseudoSingleRows(const DecodedPseudoSingleBlock *rows,

@@ -173,32 +173,57 @@ public:
   }
   int64_t kChunks() const override { return P.kh * P.kw * Quads; }
   int64_t rowStride(int64_t kcWidth) const override { return kcWidth; }
+  /// The window's geometry and X's form: all image() reads.
+  std::string planKey() const override {
+    std::string key = "conv";
+    for (int64_t v :
+         {P.n, P.c, P.h, P.w, P.m, P.kh, P.kw, P.group, P.oh, P.ow, P.strideH,
+          P.strideW, P.dilH, P.dilW, P.padTop, P.padLeft, int64_t(Unit.kChunk)})
+      appendPlanKey(key, v);
+    appendPlanKey(key, P.x->form);
+    return key;
+  }
+  int64_t imageSlots(int64_t count, int64_t kcWidth) const override {
+    return count * kcWidth;
+  }
   void image(int64_t first, int64_t count, int64_t kcBegin, int64_t kcWidth,
              AImage &image) const override {
     image.rowStride = kcWidth;
     image.kcSlot.clear();
     for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
       image.kcSlot.push_back(kc - kcBegin);
-    image.slots = count * kcWidth;
+    image.slots = imageSlots(count, kcWidth);
     image.quads.clear();
     int64_t pixels = P.n * P.oh * P.ow;
     int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());
+    image.quads.reserve(size_t(count * std::max<int64_t>(kcEnd - kcBegin, 0)));
+    // Each K-chunk's tap offset and channel quad, worked out once.
+    struct KChunk {
+      int64_t dh, dw, quad;
+    };
+    std::vector<KChunk> kChunkAt;
+    for (int64_t kc = kcBegin; kc < kcEnd; ++kc) {
+      int64_t tap = kc / Quads;
+      kChunkAt.push_back(
+          {(tap / P.kw) * P.dilH, (tap % P.kw) * P.dilW, kc % Quads});
+    }
+    RowQuads xQuad(P.x->form, Unit.kChunk);
     for (int64_t r = first; r < first + count; ++r) {
       int64_t n = r / (P.oh * P.ow), o = r % (P.oh * P.ow);
-      int64_t oh = o / P.ow, ow = o % P.ow;
-      for (int64_t kc = kcBegin; kc < kcEnd; ++kc) {
+      int64_t ih0 = (o / P.ow) * P.strideH - P.padTop;
+      int64_t iw0 = (o % P.ow) * P.strideW - P.padLeft;
+      int64_t slot = (r - first) * kcWidth;
+      for (const KChunk &k : kChunkAt) {
         ImageQuad q;
-        int64_t tap = kc / Quads, quad = kc % Quads;
-        int64_t ih = oh * P.strideH + (tap / P.kw) * P.dilH - P.padTop;
-        int64_t iw = ow * P.strideW + (tap % P.kw) * P.dilW - P.padLeft;
+        int64_t ih = ih0 + k.dh, iw = iw0 + k.dw;
         if (r >= pixels) {
           q.group = ImageQuad::kNoQuad;
         } else if (ih < 0 || ih >= P.h || iw < 0 || iw >= P.w) {
           q.group = ImageQuad::kZeroQuad;
         } else {
-          q = rowQuad(P.x->form, (n * P.h + ih) * P.w + iw, quad, Unit.kChunk);
+          q = xQuad((n * P.h + ih) * P.w + iw, k.quad);
         }
-        q.slot = (r - first) * kcWidth + (kc - kcBegin);
+        q.slot = slot++;
         image.quads.push_back(q);
       }
     }

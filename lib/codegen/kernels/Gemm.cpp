@@ -235,6 +235,10 @@ public:
   int64_t maxKcWidth() const override {
     return P.transA ? 16 * 1024 / (Unit.kChunk * 2 * kMvUnitLongWords) : 0;
   }
+  /// Transposed, the rows come in whole blocks of kChunk.
+  int64_t imageSlots(int64_t count, int64_t kcWidth) const override {
+    return (P.transA ? roundUp(count, Unit.kChunk) : count) * kcWidth;
+  }
   void image(int64_t first, int64_t count, int64_t kcBegin, int64_t kcWidth,
              AImage &image) const override {
     if (P.transA) {
@@ -246,7 +250,7 @@ public:
     image.kcSlot.clear();
     for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
       image.kcSlot.push_back(kc - kcBegin);
-    image.slots = count * kcWidth;
+    image.slots = imageSlots(count, kcWidth);
     image.quads.clear();
     int64_t rows = P.batches * P.m;
     const DramForm &form = P.a->form;
@@ -288,7 +292,7 @@ private:
     image.kcSlot.clear();
     for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
       image.kcSlot.push_back(kc - kcBegin);
-    image.slots = rows * kcWidth;
+    image.slots = imageSlots(count, kcWidth);
     image.quads.clear();
     image.transpose.clear();
     int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());

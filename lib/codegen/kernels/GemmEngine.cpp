@@ -20,6 +20,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -76,6 +79,12 @@ void gemm::packTileRow(const MatrixUnit &unit, const double *values, int row,
 }
 
 AOperand::~AOperand() = default;
+
+int64_t AOperand::imageSlots(int64_t count, int64_t kcWidth) const {
+  AImage image;
+  this->image(0, count, 0, kcWidth, image);
+  return image.slots;
+}
 BOperand::~BOperand() = default;
 
 const MatrixUnit &gemm::matrixUnitFor(DeviceType type) {
@@ -271,23 +280,31 @@ int64_t tileColumn(const Plan &p, int64_t t, int i) {
 
 } // namespace
 
+void gemm::appendPlanKey(std::string &key, int64_t value) {
+  key.append(reinterpret_cast<const char *>(&value), sizeof value);
+}
+
+void gemm::appendPlanKey(std::string &key, const DramForm &form) {
+  appendPlanKey(key, int64_t(form.type));
+  appendPlanKey(key, int64_t(form.shape.size()));
+  for (int64_t e : form.shape)
+    appendPlanKey(key, e);
+  appendPlanKey(key, int64_t(form.order.size()));
+  for (unsigned d : form.order)
+    appendPlanKey(key, int64_t(d));
+  appendPlanKey(key, int64_t(form.groups));
+  appendPlanKey(key, form.base % kMvUnitLongWords);
+}
+
 ImageQuad gemm::rowQuad(const DramForm &form, int64_t row, int64_t quad,
                         int perQuad) {
-  ImageQuad q;
-  int64_t blockRows = form.rowsPerGroup();
-  int64_t group = row / std::max<int64_t>(blockRows, 1);
-  // Rows past the tensor read the last block's tail while it lasts.
-  if (group >= int64_t(form.groups)) {
-    q.group = ImageQuad::kNoQuad;
-    return q;
-  }
-  q.group = int(group);
-  q.address = form.base + (row - group * blockRows) * form.rowLongWords() +
-              quad * kQuadLongWords;
-  q.valid = int(std::clamp<int64_t>(form.innerExtent() - quad * perQuad, 0,
-                                    perQuad));
-  return q;
+  return RowQuads(form, perQuad)(row, quad);
 }
+
+RowQuads::RowQuads(const DramForm &form, int perQuad)
+    : Base(form.base), BlockRows(form.rowsPerGroup()),
+      RowLongWords(form.rowLongWords()), InnerExtent(form.innerExtent()),
+      Groups(form.groups), PerQuad(perQuad) {}
 
 namespace {
 
@@ -313,6 +330,7 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
     return std::clamp<int64_t>(end - from, 0, count);
   };
   if (p.distinct) {
+    unit.quads.reserve(size_t(p.activeL1bs * p.r1 * p.kcPerPhase));
     for (unsigned k = 0; k < p.activeL1bs; ++k) {
       AImage image;
       int64_t from = first + int64_t(k) * p.r1;
@@ -420,9 +438,12 @@ struct ModeChoice {
 
 /// Plans one mode with K in `phaseFactor` times the phases LM1 needs
 /// (each phase a smaller A image in LM0); false with the reason otherwise,
-/// `phasesLeft` false when no more phases are possible.
+/// `phasesLeft` false when no more phases are possible. With `toBeat`,
+/// also false (without placing any chunk) when no plan of the mode can
+/// estimate fewer cycles than *toBeat.
 bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
-              int64_t phaseFactor, bool &phasesLeft, std::string &error);
+              int64_t phaseFactor, bool &phasesLeft, std::string &error,
+              std::optional<double> toBeat = std::nullopt);
 
 /// A rough cycle count of a plan, to rank the modes: B's stream for every
 /// (chunk, phase) whose batch or phase differs from the last (about a
@@ -460,7 +481,7 @@ double estimatedCycles(const Plan &p) {
 /// More phases reload B per phase but shrink A's image, which LM0 (2040
 /// slots) bounds: rows x K-chunks of a phase (double Gemm 16 x 512 x 10:
 /// 16 rows of 128 K-chunks take two phases).
-bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
+bool planProduct(const ProductSpec &s, Plan &p, std::string &error) {
   const MatrixUnit &u = *s.unit;
   if (s.outType != u.type &&
       !(u.type == DeviceType::Half && s.outType == DeviceType::Single)) {
@@ -501,7 +522,10 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
       Plan trial;
       std::string why;
       bool phasesLeft = false;
-      if (planMode(s, trial, choice, factor, phasesLeft, why)) {
+      std::optional<double> toBeat;
+      if (found)
+        toBeat = bestCycles;
+      if (planMode(s, trial, choice, factor, phasesLeft, why, toBeat)) {
         double cycles = estimatedCycles(trial);
         if (!found || cycles < bestCycles) {
           p = trial;
@@ -523,8 +547,119 @@ bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
   return false;
 }
 
+/// Everything planProduct reads of a spec, or empty when the A operand
+/// gives no key (its images then may depend on more than the key says).
+/// B's tiles and the bias's values are not read by the planner, only
+/// whether they are constants; bBase only by the emission.
+std::string planKey(const ProductSpec &s) {
+  std::string a = s.a->planKey();
+  if (a.empty())
+    return a;
+  std::string key = std::move(a);
+  appendPlanKey(key, int64_t(s.unit->type));
+  appendPlanKey(key, int64_t(s.outType));
+  appendPlanKey(key, s.out);
+  appendPlanKey(key, s.n);
+  appendPlanKey(key, s.k);
+  appendPlanKey(key, int64_t(s.subProblems.size()));
+  for (const SubProblem &sp : s.subProblems) {
+    appendPlanKey(key, sp.firstRow);
+    appendPlanKey(key, sp.rows);
+    appendPlanKey(key, sp.batch);
+  }
+  appendPlanKey(key, int64_t(s.b != nullptr) |
+                         int64_t(s.deviceB != nullptr) << 1 |
+                         int64_t(s.plainA != nullptr) << 2);
+  if (s.plainA)
+    appendPlanKey(key, *s.plainA);
+  appendPlanKey(key, int64_t(s.bias.kind));
+  if (s.bias.kind != BiasSpec::Kind::None) {
+    appendPlanKey(key, s.bias.form);
+    uint32_t beta;
+    std::memcpy(&beta, &s.bias.beta, sizeof beta);
+    appendPlanKey(key, int64_t(beta));
+    appendPlanKey(key, int64_t(s.bias.constant));
+  }
+  return key;
+}
+
+/// The plans made so far, by planKey. One Conv is planned up to seven
+/// times in a compile (the layout planner's and the selection's matches,
+/// the selection's dry run, the constant's size and packing, the
+/// emission), twice more per try of a layout, and a batch-8 ResNet
+/// convolution's plan checks hundreds of chunks' images (ResNet-50 at
+/// batch 8: 26 of its 31 s CPU were the planner's). Kept for the process
+/// (a compile, a test binary), dropped whole when it grows past
+/// kPlanCacheEntries.
+class PlanCache {
+public:
+  static constexpr size_t kPlanCacheEntries = 1024;
+
+  bool plan(const ProductSpec &s, Plan &p, std::string &error) {
+    std::string key = planKey(s);
+    if (key.empty())
+      return planProduct(s, p, error);
+    {
+      std::lock_guard<std::mutex> lock(Mutex);
+      auto it = Entries.find(key);
+      if (it != Entries.end()) {
+        ++Counts.reused;
+        return answer(it->second, s, p, error);
+      }
+    }
+    Entry entry;
+    entry.ok = planProduct(s, entry.plan, entry.error);
+    entry.plan.spec = nullptr;
+    std::lock_guard<std::mutex> lock(Mutex);
+    ++Counts.planned;
+    if (Entries.size() >= kPlanCacheEntries)
+      Entries.clear();
+    return answer(
+        Entries.emplace(std::move(key), std::move(entry)).first->second, s, p,
+        error);
+  }
+
+  PlanCacheCounts counts() {
+    std::lock_guard<std::mutex> lock(Mutex);
+    return Counts;
+  }
+
+private:
+  struct Entry {
+    bool ok = false;
+    Plan plan;
+    std::string error;
+  };
+
+  static bool answer(const Entry &entry, const ProductSpec &s, Plan &p,
+                     std::string &error) {
+    if (!entry.ok) {
+      error = entry.error;
+      return false;
+    }
+    p = entry.plan;
+    p.spec = &s;
+    p.unit = s.unit;
+    return true;
+  }
+
+  std::mutex Mutex;
+  std::unordered_map<std::string, Entry> Entries;
+  PlanCacheCounts Counts;
+};
+
+PlanCache &planCache() {
+  static PlanCache cache;
+  return cache;
+}
+
+bool makePlan(const ProductSpec &s, Plan &p, std::string &error) {
+  return planCache().plan(s, p, error);
+}
+
 bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
-              int64_t phaseFactor, bool &phasesLeft, std::string &error) {
+              int64_t phaseFactor, bool &phasesLeft, std::string &error,
+              std::optional<double> toBeat) {
   phasesLeft = false;
   p.spec = &s;
   p.unit = s.unit;
@@ -635,15 +770,14 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     if (l1bImage > kL1bmOutLw || roundUp(used * rowLw, 256) > kL2bmOutLw)
       return false;
     int64_t imageRows = p.distinct ? trial.r1 : r2;
-    AImage image;
-    s.a->image(0, imageRows, 0, p.kcPerPhase, image);
+    int64_t aSlots = s.a->imageSlots(imageRows, p.kcPerPhase);
     int64_t biasSlots = bias.kind == BiasSpec::Kind::Matrix
                             ? imageRows * p.biasRowQuads
                         : bias.kind == BiasSpec::Kind::Column ? imageRows
                         : bias.kind == BiasSpec::Kind::Row   ? p.biasRowQuads
                         : bias.kind == BiasSpec::Kind::Scalar ? 1
                                                               : 0;
-    return roundUp(image.slots, 4) + biasSlots <= kLm0Slots;
+    return roundUp(aSlots, 4) + biasSlots <= kLm0Slots;
   };
   // Chunks of a row block size: uniform when every group does the same on
   // its own block and the images agree, else every row in group 0. A chunk
@@ -707,8 +841,14 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   // (up to the busiest group's rows), then larger ones, should the images
   // of the first not lie out alike (rows of different batches, groups or
   // border taps in one L1B).
-  bool placed = false, anyFit = false;
-  for (int attempt = 0; attempt < 2 && !placed; ++attempt) {
+  struct Trial {
+    bool distinct;
+    int64_t r2;
+    unsigned l1bs;
+  };
+  std::vector<Trial> trials;
+  bool anyFit = false;
+  for (int attempt = 0; attempt < 2; ++attempt) {
     p.distinct = attempt == 0;
     if (p.distinct && p.l1bMode != L1bMode::Rows)
       continue;
@@ -722,18 +862,15 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     for (unsigned l1bs = 8; l1bs >= 1; --l1bs) {
       if (p.l1bMode == L1bMode::Stripe && l1bs != 8)
         break;
-      int64_t last = 0;
       for (int64_t r2 = l1bs; r2 <= 8192; r2 += l1bs) {
         if (!aligned(r2, l1bs))
           continue;
         if (!fits(r2, l1bs))
           break;
-        last = r2;
         candidates.push_back({r2, l1bs});
         if (r2 >= groupRows)
           break;
       }
-      (void)last;
       // Per-L1B images: every L1B takes its rows whatever the count.
       if (p.distinct)
         break;
@@ -750,22 +887,54 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
                      [&](const Candidate &a, const Candidate &b) {
                        return score(a) > score(b);
                      });
-    for (size_t i = 0; i < candidates.size() && i < 6 && !placed; ++i) {
-      describe(p, candidates[i].r2, candidates[i].l1bs);
-      p.accRowsPad = roundUp(p.mabRows, 4);
-      if (p.l1bMode == L1bMode::Rows)
-        p.activeL1bs = unsigned(std::min<int64_t>(
-            p.activeL1bs, ceilDiv(std::min(p.r2, groupRows), p.r1)));
-      AImage trial;
-      s.a->image(0, p.distinct ? p.r1 : p.r2, 0, p.kcPerPhase, trial);
-      p.aSlots = trial.slots;
-      // The block-float conversion runs over A's slots four at a time in
-      // place: the bias starts on the next multiple of four, or the last
-      // run would convert its first slots as A (ResNet-18's 512 x 512
-      // layer4 conv lost its first 32 channels' bias so).
-      p.biasBase = roundUp(p.aSlots, 4);
-      placed = placeChunks();
+    for (size_t i = 0; i < candidates.size() && i < 6; ++i)
+      trials.push_back({p.distinct, candidates[i].r2, candidates[i].l1bs});
+  }
+  // A trial's MAB descriptor and image size, all but its chunks.
+  auto setUp = [&](Plan &q, const Trial &t) {
+    q.distinct = t.distinct;
+    describe(q, t.r2, t.l1bs);
+    q.accRowsPad = roundUp(q.mabRows, 4);
+    if (q.l1bMode == L1bMode::Rows)
+      q.activeL1bs = unsigned(std::min<int64_t>(
+          q.activeL1bs, ceilDiv(std::min(q.r2, groupRows), q.r1)));
+    q.aSlots = s.a->imageSlots(q.distinct ? q.r1 : q.r2, q.kcPerPhase);
+    // The block-float conversion runs over A's slots four at a time in
+    // place: the bias starts on the next multiple of four, or the last
+    // run would convert its first slots as A (ResNet-18's 512 x 512
+    // layer4 conv lost its first 32 channels' bias so).
+    q.biasBase = roundUp(q.aSlots, 4);
+  };
+  // The fewest cycles a trial's plan can estimate: its chunks hold at most
+  // 2 r2 rows each (both L2Bs), so at least the busiest group's rows (or
+  // all the sub-problems' rows, if fewer) over 2 r2 of them; every term
+  // of estimatedCycles grows with the chunks. The trials are placed in
+  // order and the first placed is the mode's plan, so the mode cannot
+  // beat toBeat once no trial left can (the ResNets' and MobileNetV2's
+  // rows over MABs, estimated at 2 to 10 times quads over MABs, placed
+  // every chunk of a batch-8 layer for nothing).
+  std::vector<double> fewestFrom(trials.size() + 1,
+                                 std::numeric_limits<double>::infinity());
+  if (toBeat) {
+    int64_t subRows = 0;
+    for (const SubProblem &sp : s.subProblems)
+      subRows += sp.rows;
+    int64_t rows = std::min(out.rowsPerGroup(), subRows);
+    for (size_t j = trials.size(); j-- > 0;) {
+      Plan bound = p;
+      setUp(bound, trials[j]);
+      bound.chunks.assign(size_t(ceilDiv(rows, 2 * bound.r2)), Chunk());
+      fewestFrom[j] = std::min(fewestFrom[j + 1], estimatedCycles(bound));
     }
+  }
+  bool placed = false;
+  for (size_t j = 0; j < trials.size() && !placed; ++j) {
+    if (toBeat && fewestFrom[j] >= *toBeat) {
+      error = "a mode that cannot beat the best estimate";
+      return false;
+    }
+    setUp(p, trials[j]);
+    placed = placeChunks();
   }
   if (!anyFit) {
     error = "no row block of C fits the memories (N " + std::to_string(s.n) +
@@ -1105,6 +1274,8 @@ void emitBiasMatrix(VsmWriter &out, const Plan &p) {
 }
 
 } // namespace
+
+PlanCacheCounts gemm::planCacheCounts() { return planCache().counts(); }
 
 bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
                        std::string &error) {

@@ -30,6 +30,7 @@
 #include "mncc/codegen/Kernel.h"
 #include "mncc/codegen/VsmWriter.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -121,12 +122,28 @@ public:
   /// there (the engine never stores their results where they are read).
   virtual void image(int64_t first, int64_t count, int64_t kcBegin,
                      int64_t kcWidth, AImage &image) const = 0;
+  /// image(...).slots for count rows of kcWidth K-chunks, without listing
+  /// the quads (the planner sizes every row block it considers); by
+  /// default from the image itself.
+  virtual int64_t imageSlots(int64_t count, int64_t kcWidth) const;
   /// What every image's first row and rows per MAB class must be a
   /// multiple of (the transposed blocks of a K x M A).
   virtual int64_t rowAlign() const { return 1; }
   /// The most K-chunks one image may take (0: no limit).
   virtual int64_t maxKcWidth() const { return 0; }
+  /// Everything the images depend on, as bytes (appendPlanKey), so that
+  /// the engine may reuse a plan made for an operand of the same key
+  /// (GemmEngine.cpp, PlanCache); empty: never reused.
+  virtual std::string planKey() const { return {}; }
 };
+
+/// Appends a value's bytes to a plan key.
+void appendPlanKey(std::string &key, int64_t value);
+/// Appends what the planner sees of a DRAM form: its type, shape, order
+/// and groups, and its base within an MV unit (the planner sees addresses
+/// only through the MV units a tensor's quads fall in, relative to the
+/// tensor's own: moving a tensor by whole units moves its ranges alike).
+void appendPlanKey(std::string &key, const DramForm &form);
 
 /// Matrix row `row` of a constant tile from its kChunk values: rounded once
 /// into the unit's format, block-floated as the unit's bfn would, into
@@ -207,6 +224,41 @@ struct ProductSpec {
 /// at all), with its real elements out of perQuad.
 ImageQuad rowQuad(const DramForm &form, int64_t row, int64_t quad,
                   int perQuad);
+
+/// rowQuad for many quads of one form, its geometry worked out once (an
+/// image asks for thousands of quads, the planner for millions).
+class RowQuads {
+public:
+  RowQuads(const DramForm &form, int perQuad);
+  ImageQuad operator()(int64_t row, int64_t quad) const {
+    ImageQuad q;
+    int64_t group = row / std::max<int64_t>(BlockRows, 1);
+    // Rows past the tensor read the last block's tail while it lasts.
+    if (group >= Groups) {
+      q.group = ImageQuad::kNoQuad;
+      return q;
+    }
+    q.group = int(group);
+    q.address =
+        Base + (row - group * BlockRows) * RowLongWords + quad * kQuadLongWords;
+    q.valid =
+        int(std::clamp<int64_t>(InnerExtent - quad * PerQuad, 0, PerQuad));
+    return q;
+  }
+
+private:
+  int64_t Base, BlockRows, RowLongWords, InnerExtent;
+  int64_t Groups;
+  int PerQuad;
+};
+
+/// How many products the resident plan's planner planned and how many
+/// times it reused a plan of the same key (AOperand::planKey), for tests.
+struct PlanCacheCounts {
+  uint64_t planned = 0;
+  uint64_t reused = 0;
+};
+PlanCacheCounts planCacheCounts();
 
 /// Emits the product; on failure a message naming the problem.
 bool emitProduct(const ProductSpec &spec, VsmWriter &out,

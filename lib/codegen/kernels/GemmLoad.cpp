@@ -62,8 +62,15 @@ const SlotPlace *findSlot(const Layout &layout, int64_t slot) {
 /// (16 cycles).
 constexpr int64_t kMergeGapUnits = 4;
 
-/// The layout of `quads`, the quads of a unit with one L1B (or shared).
-Layout layoutOf(const std::vector<const ImageQuad *> &section) {
+/// A quad's place in a layout's order: tensor, group, address.
+uint64_t placeKey(const ImageQuad &q) {
+  return (uint64_t(q.tensor) << 60) | (uint64_t(q.group) << 56) |
+         uint64_t(q.address);
+}
+
+/// layoutOf by sorting: the quads in place order (ties in the listed
+/// order) make the ranges, the slots sorted after.
+Layout layoutBySorting(const std::vector<const ImageQuad *> &section) {
   Layout layout;
   std::vector<const ImageQuad *> quads;
   for (const ImageQuad *q : section) {
@@ -73,21 +80,12 @@ Layout layoutOf(const std::vector<const ImageQuad *> &section) {
       quads.push_back(q);
   }
   auto byPlace = [](const ImageQuad *a, const ImageQuad *b) {
-    if (a->tensor != b->tensor)
-      return a->tensor < b->tensor;
-    return a->group != b->group ? a->group < b->group
-                                : a->address < b->address;
+    return placeKey(*a) < placeKey(*b);
   };
-  // The engines list most units' quads in this order already; the others
-  // sort by one integer key (the planners sort millions of quads at batch
-  // 8), ties in the listed order.
   if (!std::is_sorted(quads.begin(), quads.end(), byPlace)) {
     std::vector<std::pair<uint64_t, uint32_t>> keys(quads.size());
     for (size_t i = 0; i < quads.size(); ++i)
-      keys[i] = {(uint64_t(quads[i]->tensor) << 60) |
-                     (uint64_t(quads[i]->group) << 56) |
-                     uint64_t(quads[i]->address),
-                 uint32_t(i)};
+      keys[i] = {placeKey(*quads[i]), uint32_t(i)};
     std::sort(keys.begin(), keys.end());
     std::vector<const ImageQuad *> sorted(quads.size());
     for (size_t i = 0; i < keys.size(); ++i)
@@ -140,6 +138,137 @@ Layout layoutOf(const std::vector<const ImageQuad *> &section) {
   }
   layout.slots.resize(kept);
   std::sort(layout.zeroSlots.begin(), layout.zeroSlots.end());
+  return layout;
+}
+
+/// The layout of `quads`, the quads of a unit with one L1B (or shared):
+/// the quads in place order (tensor, group, address; ties in the listed
+/// order) make the ranges, runs of the MV units they fall in with gaps of
+/// at most kMergeGapUnits; each slot keeps the place of its last quad in
+/// that order. The planners build thousands of layouts per convolution
+/// (every chunk of a batch-8 ResNet layer, in every mode tried), so
+/// instead of sorting the quads this marks the units they fall in on a
+/// table over each (tensor, group)'s span of units, and the slots on a
+/// table over the slot numbers; layoutBySorting, the same by sorting,
+/// takes spans too wide for tables.
+Layout layoutOf(const std::vector<const ImageQuad *> &section) {
+  // The spans of units per (tensor, group), in place order.
+  struct Span {
+    int tensor, group;
+    int64_t first, last, offset = 0;
+  };
+  std::vector<Span> spans;
+  int64_t maxSlot = -1;
+  size_t data = 0;
+  for (const ImageQuad *q : section) {
+    maxSlot = std::max(maxSlot, q->slot);
+    if (q->slot < 0)
+      return layoutBySorting(section);
+    if (q->group < 0)
+      continue;
+    ++data;
+    int64_t first = q->address / kMvUnitLongWords;
+    int64_t last = (q->address + kQuadLongWords - 1) / kMvUnitLongWords;
+    if (q->address < 0)
+      return layoutBySorting(section);
+    auto it = std::find_if(spans.begin(), spans.end(), [&](const Span &s) {
+      return s.tensor == q->tensor && s.group == q->group;
+    });
+    if (it == spans.end()) {
+      spans.push_back({q->tensor, q->group, first, last});
+    } else {
+      it->first = std::min(it->first, first);
+      it->last = std::max(it->last, last);
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) {
+    return std::make_pair(a.tensor, a.group) <
+           std::make_pair(b.tensor, b.group);
+  });
+  int64_t units = 0;
+  for (Span &sp : spans) {
+    sp.offset = units;
+    units += sp.last - sp.first + 1;
+  }
+  int64_t tableLimit = 4 * int64_t(section.size()) + 4096;
+  if (units > tableLimit || maxSlot >= tableLimit)
+    return layoutBySorting(section);
+  auto spanOf = [&](const ImageQuad &q) -> const Span & {
+    for (const Span &sp : spans)
+      if (sp.tensor == q.tensor && sp.group == q.group)
+        return sp;
+    return spans.front();
+  };
+
+  // The units in use, then the ranges over them: each unit's L2BM place
+  // (long words from the layout's start) and range.
+  std::vector<int64_t> unitPlace(size_t(units), -1);
+  std::vector<uint32_t> unitRange(size_t(units), 0);
+  for (const ImageQuad *q : section) {
+    if (q->group < 0)
+      continue;
+    const Span &sp = spanOf(*q);
+    int64_t first = q->address / kMvUnitLongWords;
+    int64_t last = (q->address + kQuadLongWords - 1) / kMvUnitLongWords;
+    for (int64_t u = first; u <= last; ++u)
+      unitPlace[size_t(sp.offset + u - sp.first)] = 0;
+  }
+  Layout layout;
+  for (const Span &sp : spans) {
+    bool open = false;
+    for (int64_t u = sp.first; u <= sp.last; ++u) {
+      size_t at = size_t(sp.offset + u - sp.first);
+      if (unitPlace[at] < 0)
+        continue;
+      int64_t start = u * kMvUnitLongWords;
+      if (!open || start > layout.ranges.back().start +
+                               layout.ranges.back().longWords +
+                               kMergeGapUnits * kMvUnitLongWords) {
+        Range r;
+        r.tensor = sp.tensor;
+        r.group = sp.group;
+        r.start = start;
+        r.l2bm = layout.longWords;
+        layout.ranges.push_back(r);
+        open = true;
+      }
+      Range &r = layout.ranges.back();
+      int64_t end = start + kMvUnitLongWords;
+      layout.longWords += end - (r.start + r.longWords);
+      r.longWords = end - r.start;
+      unitPlace[at] = r.l2bm + (start - r.start);
+      unitRange[at] = uint32_t(layout.ranges.size() - 1);
+    }
+  }
+
+  // Each slot's last quad in place order: the largest (place, index).
+  std::vector<int64_t> winner(size_t(maxSlot + 1), -1);
+  std::vector<uint32_t> zeros(size_t(maxSlot + 1), 0);
+  for (size_t i = 0; i < section.size(); ++i) {
+    const ImageQuad &q = *section[i];
+    if (q.group == ImageQuad::kZeroQuad) {
+      ++zeros[size_t(q.slot)];
+      continue;
+    }
+    if (q.group < 0)
+      continue;
+    int64_t &w = winner[size_t(q.slot)];
+    if (w < 0 || placeKey(*section[size_t(w)]) <= placeKey(q))
+      w = int64_t(i);
+  }
+  layout.slots.reserve(data);
+  for (int64_t slot = 0; slot <= maxSlot; ++slot) {
+    for (uint32_t z = 0; z < zeros[size_t(slot)]; ++z)
+      layout.zeroSlots.push_back(slot);
+    int64_t w = winner[size_t(slot)];
+    if (w < 0)
+      continue;
+    const ImageQuad &q = *section[size_t(w)];
+    const Span &sp = spanOf(q);
+    size_t at = size_t(sp.offset + q.address / kMvUnitLongWords - sp.first);
+    layout.slots.push_back({slot, unitPlace[at] + q.address % kMvUnitLongWords,
+                            q.valid, unitRange[at]});
+  }
   return layout;
 }
 

@@ -10,6 +10,8 @@
 
 #include "KernelHarness.h"
 
+#include "../../../lib/codegen/kernels/GemmEngine.h"
+
 #include "mncc/reference/SimpleContext.h"
 
 #include "gtest/gtest.h"
@@ -90,10 +92,9 @@ reference::Tensor referenceOf(const ConvCase &c,
   return context.outputTensor(0);
 }
 
-class ConvKernel : public ::testing::TestWithParam<ConvCase> {};
-
-TEST_P(ConvKernel, MatchesTheReferenceOnRandomMemory) {
-  const ConvCase &c = GetParam();
+/// Emits the case's Conv, runs it on random memory and compares with
+/// pfvm:cpu.
+void expectMatchesTheReference(const ConvCase &c) {
   std::vector<reference::Tensor> inputs = {
       deviceRounded(randomTensor(c.x, 21), c.type),
       deviceRounded(randomTensor(c.w, 22), c.type)};
@@ -139,6 +140,12 @@ TEST_P(ConvKernel, MatchesTheReferenceOnRandomMemory) {
                 run.description.variant.c_str());
   EXPECT_TRUE(cmp.within) << cmp.firstMismatch << " (max abs " << cmp.maxAbs
                           << ") " << run.description.variant;
+}
+
+class ConvKernel : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvKernel, MatchesTheReferenceOnRandomMemory) {
+  expectMatchesTheReference(GetParam());
 }
 
 constexpr DeviceType H = DeviceType::Half;
@@ -294,5 +301,55 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ConvCase> &info) {
       return std::string(info.param.name);
     });
+
+// The engine reuses a plan for a product of the same plan key (ConvA's
+// window and X's form, C's form, N, K, the bias): a repeated Conv is
+// planned once, and a Conv that differs from one planned before in any one
+// of the key's fields is planned anew (reusing the other's plan would load
+// images that do not lie out as planned, or misplace rows) and still
+// matches the reference.
+TEST(ConvPlanCache, PlansAnewWhenAKeyFieldDiffers) {
+  ConvCase base =
+      conv("cache_base_half", {2, 8, 9, 9}, {16, 8, 3, 3}, H, {1, 1, 1, 1});
+  expectMatchesTheReference(base);
+  gemm::PlanCacheCounts before = gemm::planCacheCounts();
+  expectMatchesTheReference(base);
+  gemm::PlanCacheCounts after = gemm::planCacheCounts();
+  EXPECT_EQ(after.planned, before.planned) << "the same Conv planned again";
+  EXPECT_GT(after.reused, before.reused);
+
+  ConvCase otherPads = base;
+  otherPads.pads = {2, 2, 0, 0}; // the same Y, the window shifted
+  ConvCase otherDilation = with(base, 1, false, {2, 2});
+  otherDilation.pads = {2, 2, 2, 2};
+  ConvCase otherStrides = base;
+  otherStrides.strides = {2, 2};
+  ConvCase otherBatch = base;
+  otherBatch.x[0] = 3;
+  ConvCase otherChannels = base;
+  otherChannels.x[1] = otherChannels.w[1] = 24;
+  ConvCase otherM = base;
+  otherM.w[0] = 32;
+  ConvCase otherType = base;
+  otherType.type = S;
+  ConvCase withBias = with(base, 1, true);
+  ConvCase grouped = with(base, 2, false);
+  grouped.w[1] = 4;
+  for (ConvCase *c :
+       {&otherPads, &otherDilation, &otherStrides, &otherBatch, &otherChannels,
+        &otherM, &otherType, &withBias, &grouped}) {
+    SCOPED_TRACE(::testing::Message()
+                 << "pads " << c->pads[0] << "," << c->pads[1] << " strides "
+                 << c->strides[0] << " dilations " << c->dilations[0] << " x "
+                 << c->x[0] << "x" << c->x[1] << " w " << c->w[0] << "x"
+                 << c->w[1] << " group " << c->group << " bias " << c->bias
+                 << " type " << int(c->type));
+    expectMatchesTheReference(base);
+    before = gemm::planCacheCounts();
+    expectMatchesTheReference(*c);
+    after = gemm::planCacheCounts();
+    EXPECT_GT(after.planned, before.planned) << "took another Conv's plan";
+  }
+}
 
 } // namespace

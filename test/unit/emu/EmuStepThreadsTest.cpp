@@ -1,17 +1,20 @@
 //===- EmuStepThreadsTest.cpp - PE steps on several threads ---------------===//
 //
 // Machine::setStepThreads runs each PE step on ranges of whole groups, one
-// thread each. The board must end in the same state, bit for bit, and the
-// dump must be the same, for every count: a program of every modelled
+// thread each, and on one thread Machine::setStepChunk runs it as chunks
+// of whole L2Bs, one after the other. The board must end in the same
+// state, bit for bit, and the dump must be the same, for every count and
+// chunk as for the whole board in one pass: a program of every modelled
 // instruction (AuditStatements.h) and the lit programs of test/sim run on
-// 1, 2 and 4 threads, and every memory, register and matrix element is
-// compared.
+// 1, 2 and 4 threads and in chunks of an L2B and of a group, and every
+// memory, register and matrix element is compared.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AuditStatements.h"
 
 #include "mncc/emu/Machine.h"
+#include "mncc/emu/Numerics.h"
 #include "mncc/emu/Parser.h"
 
 #include "gtest/gtest.h"
@@ -111,8 +114,13 @@ struct Outcome {
 };
 
 Outcome runWithThreads(const Program &program, unsigned threads,
-                       bool fixedRanges, bool randomMemories) {
+                       bool fixedRanges, bool randomMemories,
+                       unsigned chunkPes = NumPes / NumL2bs) {
   Machine machine;
+  // On one thread the step runs as chunks of this many PEs, one after
+  // the other; NumPes is the reference, the whole board at once.
+  machine.setStepChunk(chunkPes);
+  EXPECT_EQ(machine.stepChunk(), chunkPes);
   // Fixed ranges: every helper runs its range in every step; otherwise
   // the threads claim ranges as they come (and, on a busy host, the caller
   // may run most of them).
@@ -139,15 +147,26 @@ void expectAlikeOnEveryThreadCount(const std::string &text,
   Program program;
   Diagnostic error;
   ASSERT_TRUE(parseProgram(text, name, program, error)) << error.str();
-  Outcome serial = runWithThreads(program, 1, true, randomMemories);
-  for (unsigned threads : {2u, 4u, 0u}) {
-    bool fixedRanges = threads != 0;
-    if (threads == 0)
-      threads = 2;
-    Outcome threaded =
-        runWithThreads(program, threads, fixedRanges, randomMemories);
+  Outcome serial = runWithThreads(program, 1, true, randomMemories, NumPes);
+  // Threads 1 with chunks of one L2B (the default) and of a group, then
+  // 2 and 4 threads with fixed ranges, and 2 that claim them.
+  struct Run {
+    unsigned Threads, ChunkPes;
+    bool FixedRanges;
+  };
+  const Run runs[] = {{1, NumPes / NumL2bs, true},
+                      {1, NumPes / NumGroups, true},
+                      {2, NumPes, true},
+                      {4, NumPes, true},
+                      {2, NumPes, false}};
+  for (const Run &run : runs) {
+    unsigned threads = run.Threads;
+    bool fixedRanges = run.FixedRanges;
+    Outcome threaded = runWithThreads(program, threads, fixedRanges,
+                                      randomMemories, run.ChunkPes);
     EXPECT_EQ(threaded.Dump, serial.Dump)
-        << name << ", " << threads << " fixed " << fixedRanges;
+        << name << ", " << threads << " fixed " << fixedRanges << " chunk "
+        << run.ChunkPes;
     ASSERT_EQ(threaded.State.size(), serial.State.size());
     size_t differences = 0, first = 0;
     for (size_t i = 0; i < serial.State.size(); ++i)
@@ -155,7 +174,7 @@ void expectAlikeOnEveryThreadCount(const std::string &text,
         first = i;
     EXPECT_EQ(differences, 0u)
         << name << ", " << threads << " threads, fixed " << fixedRanges
-        << ": first at state word " << first;
+        << ", chunk " << run.ChunkPes << ": first at state word " << first;
   }
 }
 
@@ -167,6 +186,35 @@ TEST(EmuStepThreads, EveryInstructionRunsAlike) {
     text += std::string(statement) + "\n";
   text += "d get $lr0n0c0b0m0p0 4\nd get $lb64n3c1b7 8\n";
   expectAlikeOnEveryThreadCount(text, "every-instruction.vsm", true);
+}
+
+TEST(EmuStepThreads, WidePathsRunAsTheNarrowOnes) {
+  // The executor's 512-bit paths (hbfn, the fused half products and the
+  // matrix decode) against the narrow ones, on the every-instruction
+  // program from random memories.
+  std::string text;
+  for (const char *statement : AuditSupportedStatements)
+    text += std::string(statement) + "\n";
+  for (const char *statement : MoreStatements)
+    text += std::string(statement) + "\n";
+  Program program;
+  Diagnostic error;
+  ASSERT_TRUE(parseProgram(text, "every-instruction.vsm", program, error))
+      << error.str();
+  struct Restore {
+    ~Restore() { allowWideMatVec(true); }
+  } restore;
+  if (!allowWideMatVec(false))
+    GTEST_SKIP() << "no 512-bit paths on this CPU";
+  Outcome narrow = runWithThreads(program, 1, true, true);
+  allowWideMatVec(true);
+  Outcome wide = runWithThreads(program, 1, true, true);
+  EXPECT_EQ(wide.Dump, narrow.Dump);
+  ASSERT_EQ(wide.State.size(), narrow.State.size());
+  size_t differences = 0;
+  for (size_t i = 0; i < wide.State.size(); ++i)
+    differences += wide.State[i] != narrow.State[i];
+  EXPECT_EQ(differences, 0u);
 }
 
 TEST(EmuStepThreads, SimProgramsRunAlike) {
@@ -193,6 +241,22 @@ TEST(EmuStepThreads, SimProgramsRunAlike) {
   }
   closedir(dir);
   EXPECT_GE(ran, 10u);
+}
+
+TEST(EmuStepThreads, ChunksAreWholeL2bsThatTileTheBoard) {
+  Machine machine;
+  constexpr unsigned PesPerL2b = NumPes / NumL2bs;
+  EXPECT_EQ(machine.stepChunk(), PesPerL2b); // the default
+  // Rounded down to whole L2Bs that divide the board, at least one.
+  const unsigned asked[] = {
+      0, 1, PesPerL2b, 3 * PesPerL2b, 5 * PesPerL2b, NumPes, 2 * NumPes};
+  const unsigned expected[] = {PesPerL2b,     PesPerL2b,     PesPerL2b,
+                               2 * PesPerL2b, 4 * PesPerL2b, NumPes,
+                               NumPes};
+  for (size_t i = 0; i < sizeof asked / sizeof *asked; ++i) {
+    machine.setStepChunk(asked[i]);
+    EXPECT_EQ(machine.stepChunk(), expected[i]) << asked[i];
+  }
 }
 
 TEST(EmuStepThreads, CountsAreWholeGroups) {

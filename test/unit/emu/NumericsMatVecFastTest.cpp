@@ -19,6 +19,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cstring>
+
 #include <memory>
 #include <random>
 #include <string>
@@ -153,6 +155,7 @@ struct WidePathsRestored {
 
 TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
   Random random(20261129);
+  unsigned infiniteVectorsOnFiniteMatrices = 0;
   for (unsigned trial = 0; trial < 3000; ++trial) {
     uint16_t elements[16 * HalfBlockSize], vectorBits[HalfBlockSize];
     for (unsigned r = 0; r < 16; ++r)
@@ -168,6 +171,31 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
                          elements + r * HalfBlockSize, HalfBlockSize, 9,
                          r % 2 == 0);
     }
+    // hbfn blocks without the extended representation and a vector with
+    // infinities, as a product reaching into random memory sees: rows
+    // whose element there is zero (either way) and rows whose is not.
+    if (trial % 4 == 3) {
+      auto finiteBlock = [&](uint16_t *block) {
+        uint32_t blockExp = 1 + below(random, Half::MaxExp - 2);
+        for (unsigned i = 0; i < HalfBlockSize; ++i)
+          block[i] = below(random, 10) == 0
+                         ? Half::pack(random() & 1, 0, 0)
+                         : Half::pack(random() & 1, blockExp,
+                                      uint16_t(random() & Half::ManMask));
+      };
+      finiteBlock(vectorBits);
+      for (unsigned r = 0; r < 16; ++r)
+        finiteBlock(elements + r * HalfBlockSize);
+      for (unsigned k = 0, n = 1 + below(random, 3); k < n; ++k) {
+        unsigned i = below(random, HalfBlockSize);
+        vectorBits[i] = Half::pack(random() & 1, Half::MaxExp,
+                                   uint16_t(random() & Half::ManMask));
+        for (unsigned r = 0; r < 16; ++r)
+          if (below(random, 3) == 0)
+            elements[r * HalfBlockSize + i] = Half::pack(
+                random() & 1, random() & 1 ? 0 : 1 + below(random, 60), 0);
+      }
+    }
     uint64_t words[16 * 4];
     for (unsigned i = 0; i < 16 * HalfBlockSize; i += 4)
       words[i / 4] = uint64_t(elements[i]) << 48 |
@@ -177,6 +205,9 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
     decodeHalfMatrix(words, matrix);
     DecodedHalfBlock vector;
     decodeHalfBlock(vectorBits, vector);
+    infiniteVectorsOnFiniteMatrices +=
+        vector.NeedsExactPath && !vector.ExtendedMask &&
+        !matrix.Products.ExactRows && !matrix.Products.ExtendedRows;
 
     uint32_t c[16];
     for (unsigned r = 0; r < 16; ++r)
@@ -200,6 +231,7 @@ TEST(NumericsMatVecFast, HalfMatrixMatchesPerElementPath) {
       }
     }
   }
+  EXPECT_GT(infiniteVectorsOnFiniteMatrices, 300u);
 }
 
 TEST(NumericsMatVecFast, HalfDecodingsAgree) {
@@ -237,6 +269,59 @@ TEST(NumericsMatVecFast, HalfDecodingsAgree) {
       EXPECT_EQ(d->NeedsExactPath, infinite);
     }
   }
+}
+
+TEST(NumericsMatVecFast, HalfMatrixProductsDecodeAsWithTheRows) {
+  // decodeHalfMatrixProducts (two rows a vector on AVX-512) against the
+  // products decodeHalfMatrix makes row by row, on special-laden matrices
+  // (infinite, extended, zero elements) and on hbfn-made ones, on both
+  // paths.
+  WidePathsRestored restored;
+  Random random(99);
+  unsigned extendedSeen = 0, exactSeen = 0;
+  for (unsigned trial = 0; trial < 1000; ++trial) {
+    uint16_t elements[16 * HalfBlockSize];
+    for (unsigned r = 0; r < 16; ++r) {
+      uint16_t *row = elements + r * HalfBlockSize;
+      randomHalfBlock(random, row);
+      if (trial % 2 == 0) // finite, one exponent per row, some zeros
+        for (unsigned i = 0; i < HalfBlockSize; ++i)
+          row[i] = below(random, 8) == 0
+                       ? Half::pack(random() & 1, 0, 0)
+                       : Half::pack(Half::sign(row[i]), 1 + r + trial % 40,
+                                    Half::mantissa(row[i]));
+    }
+    uint64_t words[16 * 4];
+    for (unsigned k = 0; k < 16 * 4; ++k)
+      words[k] = uint64_t(elements[4 * k]) << 48 |
+                 uint64_t(elements[4 * k + 1]) << 32 |
+                 uint64_t(elements[4 * k + 2]) << 16 | elements[4 * k + 3];
+    DecodedHalfMatrix expected;
+    decodeHalfMatrix(words, expected);
+    extendedSeen += expected.Products.ExtendedRows != 0;
+    exactSeen += expected.Products.ExactRows != 0;
+    for (bool wide : {false, true}) {
+      if (!allowWideMatVec(wide) && wide)
+        continue;
+      HalfMatrixProducts products;
+      std::memset(&products, 0x5a, sizeof products);
+      decodeHalfMatrixProducts(words, products);
+      ASSERT_EQ(std::memcmp(products.ColumnPairs, expected.Products.ColumnPairs,
+                            sizeof products.ColumnPairs),
+                0)
+          << "trial " << trial << " wide " << wide;
+      ASSERT_EQ(std::memcmp(products.RowWeights, expected.Products.RowWeights,
+                            sizeof products.RowWeights),
+                0)
+          << "trial " << trial << " wide " << wide;
+      EXPECT_EQ(products.ExtendedRows, expected.Products.ExtendedRows)
+          << "trial " << trial << " wide " << wide;
+      EXPECT_EQ(products.ExactRows, expected.Products.ExactRows)
+          << "trial " << trial << " wide " << wide;
+    }
+  }
+  EXPECT_GT(extendedSeen, 100u);
+  EXPECT_GT(exactSeen, 100u);
 }
 
 TEST(NumericsMatVecFast, PseudoSingleRowsMatchPerElementPath) {
@@ -532,8 +617,11 @@ TEST(NumericsMatVecFast, HalfLanesPathMatchesPerElementPath) {
     for (unsigned r = 0; r < 16; ++r) {
       c[r] = randomAddend(random,
                           mauMatVecHalf(elements + r * 16, vectorBits, 16, 0));
-      // Finite addends, except in the special trials.
-      if (!special && Single::exponent(c[r]) == Single::MaxExp)
+      // Finite addends, except in the special trials and one in four of
+      // the others (an infinite c on finite products: the fused path
+      // gives that row c's infinity).
+      if (!special && trial % 4 != 1 &&
+          Single::exponent(c[r]) == Single::MaxExp)
         c[r] = Single::pack(Single::sign(c[r]), Single::MaxExp - 1, 0);
     }
     uint64_t cHigh[4], cLow[4], yHigh[4], yLow[4];

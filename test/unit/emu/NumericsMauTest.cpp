@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -220,6 +221,72 @@ TEST(NumericsMauVector, MatchesIeeeWhereTheProductIsExact) {
 // M * 2^-22 (M = mantissa field, explicit leading bit); half block floats
 // with exponent field 31 mean M * 2^-8.
 //===----------------------------------------------------------------------===//
+
+TEST(NumericsMauVector, HalfFmaFastPathMatchesTheExactPath) {
+  // mauVectorFmaHalf (hvfma, hvadd in the executor) against mauVectorFma
+  // with either output, on random factors of every kind and addends that
+  // cancel the product, tie with it at single or half precision, reach
+  // the exponent range's ends, or are zero or infinite patterns.
+  std::mt19937_64 random(2026);
+  auto below = [&](uint64_t n) { return random() % n; };
+  unsigned fast = 0;
+  for (unsigned trial = 0; trial < 400000; ++trial) {
+    uint16_t a = uint16_t(random()), b = uint16_t(random());
+    // Mostly finite non-zero factors, the case the fast path takes.
+    if (below(8) != 0) {
+      a = Half::pack(random() & 1, 1 + uint32_t(below(Half::MaxExp - 1)),
+                     uint16_t(random() & Half::ManMask));
+      b = Half::pack(random() & 1, 1 + uint32_t(below(Half::MaxExp - 1)),
+                     uint16_t(random() & Half::ManMask));
+    }
+    uint32_t product = mauVectorFma<Half, Single, Single>(a, b, 0);
+    bool negative = random() & 1;
+    uint32_t mantissa = uint32_t(random() & Single::ManMask);
+    uint32_t exp = Single::exponent(product);
+    uint32_t c;
+    switch (below(10)) {
+    case 0:
+      c = Single::pack(negative, 0, below(2) ? 0 : mantissa);
+      break;
+    case 1:
+      c = Single::pack(negative, Single::MaxExp, below(2) ? 0 : mantissa);
+      break;
+    case 2: // cancels the product, or nearly
+      c = (product ^ Single::SignMask) + uint32_t(below(5)) - 2;
+      break;
+    case 3: // a tie at half precision (14 dropped bits)
+      c = Single::pack(negative, exp, (mantissa & ~0x3fffu) | 0x2000);
+      break;
+    case 4: // the product's size
+      c = Single::pack(negative, exp, mantissa);
+      break;
+    case 5: // far below or above it
+      c = Single::pack(
+          negative,
+          uint32_t(std::min<int>(
+              254, std::max<int>(1, int(exp) - 30 + int(below(60))))),
+          mantissa);
+      break;
+    case 6: // the ends of the exponent range
+      c = Single::pack(negative, below(2) ? 1 : Single::MaxExp - 1, mantissa);
+      break;
+    default:
+      c = Single::pack(negative, 1 + uint32_t(below(Single::MaxExp - 1)),
+                       mantissa);
+      break;
+    }
+    fast += Half::exponent(a) != 0 && Half::exponent(b) != 0 &&
+            Half::exponent(a) != Half::MaxExp &&
+            Half::exponent(b) != Half::MaxExp;
+    ASSERT_EQ(mauVectorFmaHalf<Single>(a, b, c),
+              (mauVectorFma<Half, Single, Single>(a, b, c)))
+        << std::hex << "a " << a << " b " << b << " c " << c;
+    ASSERT_EQ(mauVectorFmaHalf<Half>(a, b, c),
+              (mauVectorFma<Half, Single, Half>(a, b, c)))
+        << std::hex << "a " << a << " b " << b << " c " << c << " reduced";
+  }
+  EXPECT_GT(fast, 300000u);
+}
 
 TEST(NumericsMauMatVec, InnerSumHasNoIntermediateRounding) {
   // a = [1, 2^-17, 1, 0], b = [1, 2^-17, -1, 0] (M = 2^22, 32, 2^22, 0;
