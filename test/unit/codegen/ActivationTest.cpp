@@ -398,21 +398,24 @@ TEST(ActivationKernel, RefusesWhatItDoesNotCover) {
   broadcast.inputs[1].form = DramForm::canonical(DeviceType::Single, {8});
   std::vector<std::unique_ptr<KernelGenerator>> none;
   for (const auto &generator : kernelGenerators())
-    if (std::string(generator->name()) == "activation")
+    if (std::string(generator->name()) == "activation") {
       EXPECT_FALSE(generator->matches(broadcast, whyNot));
+    }
   EXPECT_NE(whyNot.find("broadcast"), std::string::npos) << whyNot;
   KernelRequest clip =
       makeRequest("Clip", {in[0], in[0]}, {{4, 8}}, DeviceType::Single);
   for (const auto &generator : kernelGenerators())
-    if (std::string(generator->name()) == "activation")
+    if (std::string(generator->name()) == "activation") {
       EXPECT_FALSE(generator->matches(clip, whyNot));
+    }
   EXPECT_NE(whyNot.find("scalar constant"), std::string::npos) << whyNot;
   // MathLib's erf is single (M9): double goes to the next generator.
   KernelRequest erf = makeRequest("Erf", {randomDoubleTensor({4, 8}, 3)},
                                   {{4, 8}}, DeviceType::Double);
   for (const auto &generator : kernelGenerators())
-    if (std::string(generator->name()) == "activation")
+    if (std::string(generator->name()) == "activation") {
       EXPECT_FALSE(generator->matches(erf, whyNot));
+    }
   EXPECT_NE(whyNot.find("Erf in double"), std::string::npos) << whyNot;
   // Pow by an exponent without a short exact form, PRelu's per-channel
   // slopes.
@@ -421,14 +424,16 @@ TEST(ActivationKernel, RefusesWhatItDoesNotCover) {
   KernelRequest pow = makeRequest("Pow", powInputs, {{4, 8}},
                                   DeviceType::Single, {false, true});
   for (const auto &generator : kernelGenerators())
-    if (std::string(generator->name()) == "activation")
+    if (std::string(generator->name()) == "activation") {
       EXPECT_FALSE(generator->matches(pow, whyNot));
+    }
   EXPECT_NE(whyNot.find("exponent"), std::string::npos) << whyNot;
   KernelRequest prelu =
       makeRequest("PRelu", in, {{4, 8}}, DeviceType::Single, {false, true});
   for (const auto &generator : kernelGenerators())
-    if (std::string(generator->name()) == "activation")
+    if (std::string(generator->name()) == "activation") {
       EXPECT_FALSE(generator->matches(prelu, whyNot));
+    }
   EXPECT_NE(whyNot.find("slope"), std::string::npos) << whyNot;
 }
 

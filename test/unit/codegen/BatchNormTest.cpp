@@ -76,8 +76,9 @@ TEST_P(BatchNormKernel, MatchesTheReferenceOnRandomMemory) {
   std::printf("%s: %llu cycles\n", c.name.c_str(),
               (unsigned long long)run.stats.Cycles);
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
-  if (c.nhwc && c.shape.size() == 4)
+  if (c.nhwc && c.shape.size() == 4) {
     EXPECT_EQ(run.outputForms[0].order, (std::vector<unsigned>{0, 2, 3, 1}));
+  }
 
   std::vector<reference::Value> values;
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -213,10 +213,11 @@ TEST_P(DoubleElementwiseKernel, MatchesTheReferenceInDouble) {
   EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
   // Relu keeps -0 (max(-0, +0) is x) and gives +0 for negatives.
   if (op == "Relu" || op == "Max" || op == "Min" || op == "Identity")
-    for (int64_t i = 0; i < expected.numElements(); ++i)
+    for (int64_t i = 0; i < expected.numElements(); ++i) {
       EXPECT_EQ(std::signbit(run.outputs[0].data<double>()[i]),
                 std::signbit(expected.data<double>()[i]))
           << "element " << i;
+    }
   std::printf("%s double: %llu cycles, worst %.0f ulp\n", c.opType,
               (unsigned long long)run.stats.Cycles, comparison.worst);
   std::string where;

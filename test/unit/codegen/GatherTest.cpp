@@ -106,8 +106,9 @@ TEST(GatherKernel, LeavesWhatItDoesNotCover) {
   auto refusal = [](KernelRequest request) {
     std::string whyNot;
     for (const auto &generator : kernelGenerators())
-      if (std::string(generator->name()) == "gather")
+      if (std::string(generator->name()) == "gather") {
         EXPECT_FALSE(generator->matches(request, whyNot));
+      }
     return whyNot;
   };
   reference::Tensor indices = indexTensor({4}, 10, 1, false);
