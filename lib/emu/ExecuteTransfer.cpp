@@ -487,13 +487,24 @@ void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
     // long words (manual 3.6.6).
     const Operand &dst = expr.Destinations[0];
     bool twoRows = dst.Size == Width::DoubleLong;
-    for (unsigned cycle = 0; cycle < 4; ++cycle)
-      for (unsigned pe = range.Begin; pe < range.End; ++pe)
-        for (unsigned half = 0; half < (twoRows ? 2u : 1u); ++half)
-          matrixWord(dst.Where, pe / PesPerMab,
-                     dst.Address[0] + (twoRows ? 2 * cycle + half : cycle),
-                     pe % PesPerMab) =
-              half ? perCycle[cycle].Low[pe] : perCycle[cycle].High[pe];
+    // MAB by MAB (matrixWord's layout and staleness, once per MAB): the 4
+    // or 8 rows of a step are distinct, so the order of the writes does
+    // not matter.
+    size_t plane = dst.Where == Space::MatY ? 1 : 0;
+    for (unsigned mab = range.firstMab(); mab < range.endMab(); ++mab) {
+      DecodedMatrices[plane * NumMabs + mab].Valid = false;
+      uint64_t *matrix = &Matrices[(plane * NumMabs + mab) * 16 * 4];
+      unsigned pe0 = mab * PesPerMab;
+      for (unsigned cycle = 0; cycle < 4; ++cycle)
+        for (unsigned half = 0; half < (twoRows ? 2u : 1u); ++half) {
+          unsigned row =
+              (dst.Address[0] + (twoRows ? 2 * cycle + half : cycle)) % 16;
+          const uint64_t *lanes =
+              half ? perCycle[cycle].Low : perCycle[cycle].High;
+          for (unsigned k = 0; k < PesPerMab; ++k)
+            matrix[row * 4 + k] = lanes[pe0 + k];
+        }
+    }
     return;
   }
   case Opcode::L2bmR: {
