@@ -256,18 +256,6 @@ uint64_t extractTop(uint64_t high, uint64_t low, unsigned offset,
   return uint64_t(value >> (128 - offset - width)) & laneMask(width);
 }
 
-void insertTop(uint64_t &high, uint64_t &low, unsigned offset, unsigned width,
-               uint64_t bits) {
-  if (offset + width > 128)
-    return;
-  UInt128 value = UInt128(high) << 64 | low;
-  unsigned shift = 128 - offset - width;
-  UInt128 mask = UInt128(laneMask(width)) << shift;
-  value = (value & ~mask) | (UInt128(bits & laneMask(width)) << shift);
-  high = uint64_t(value >> 64);
-  low = uint64_t(value);
-}
-
 /// The input precision reduction "r" of a half input (manual 3.6.9): the
 /// 128 bits as four singles, rounded to four halves in the most
 /// significant long word; the least significant long word becomes 0. `in`
@@ -309,6 +297,23 @@ void mauKernel(const Expression &expr, const WideLanes *const *sources,
   using InS = typename In::Storage;
   using AccS = typename Acc::Storage;
   unsigned outBits = fmtBits(out);
+  // Without "e" or "r" on any source every element is stored in the
+  // format it is read in, at a multiple of its width from the top: then a
+  // shift of one long word reads it, with no 128-bit shifts and no format
+  // conversion (mauElement's general path).
+  bool plain = true;
+  for (const Operand &source : expr.Sources)
+    plain = plain && !source.Extend && !source.Reduce;
+  auto element = [&](unsigned s, unsigned pe, unsigned i, Fmt target) {
+    if (!plain)
+      return mauElement(expr.Sources[s], *sources[s], pe, i, target);
+    unsigned width = fmtBits(target), offset = i * width;
+    uint64_t word = offset < 64 ? sources[s]->High[pe] : sources[s]->Low[pe];
+    uint64_t bits = (word >> (64 - offset % 64 - width)) & laneMask(width);
+    if (expr.Sources[s].Negate)
+      bits ^= uint64_t(1) << (width - 1);
+    return bits;
+  };
   for (unsigned pe = range.Begin; pe < range.End; ++pe) {
     uint64_t high = 0, low = 0;
     uint8_t flag = 0;
@@ -321,9 +326,9 @@ void mauKernel(const Expression &expr, const WideLanes *const *sources,
       uint64_t r = 0;
       switch (expr.Op) {
       case Opcode::VFma: {
-        InS a = InS(mauElement(expr.Sources[0], *sources[0], pe, i, in));
-        InS b = InS(mauElement(expr.Sources[1], *sources[1], pe, i, in));
-        AccS c = AccS(mauElement(expr.Sources[2], *sources[2], pe, i, acc));
+        InS a = InS(element(0, pe, i, in));
+        InS b = InS(element(1, pe, i, in));
+        AccS c = AccS(element(2, pe, i, acc));
         if (!active)
           r = roundToFormat<Out>(decode<Acc>(c));
         else if constexpr (std::is_same_v<In, Half> &&
@@ -334,14 +339,14 @@ void mauKernel(const Expression &expr, const WideLanes *const *sources,
         break;
       }
       case Opcode::VMul: {
-        InS a = InS(mauElement(expr.Sources[0], *sources[0], pe, i, in));
-        InS b = InS(mauElement(expr.Sources[1], *sources[1], pe, i, in));
+        InS a = InS(element(0, pe, i, in));
+        InS b = InS(element(1, pe, i, in));
         r = active ? mauVectorMul<In, Out>(a, b) : 0;
         break;
       }
       case Opcode::VAdd: {
-        InS a = InS(mauElement(expr.Sources[0], *sources[0], pe, i, in));
-        AccS c = AccS(mauElement(expr.Sources[1], *sources[1], pe, i, acc));
+        InS a = InS(element(0, pe, i, in));
+        AccS c = AccS(element(1, pe, i, acc));
         // vadd is the FMA with the second factor 1.0 (mauVectorAdd).
         if constexpr (std::is_same_v<In, Half> && std::is_same_v<Acc, Single>)
           r = mauVectorFmaHalf<Out>(
@@ -351,12 +356,16 @@ void mauKernel(const Expression &expr, const WideLanes *const *sources,
         break;
       }
       default: {
-        InS a = InS(mauElement(expr.Sources[0], *sources[0], pe, i, in));
+        InS a = InS(element(0, pe, i, in));
         r = mauVectorPass<In, Out>(a);
         break;
       }
       }
-      insertTop(high, low, i * outBits, outBits, r);
+      unsigned offset = i * outBits;
+      if (offset < 64)
+        high |= (r & laneMask(outBits)) << (64 - offset - outBits);
+      else
+        low |= (r & laneMask(outBits)) << (128 - offset - outBits);
       // The MAU flag is the inverted sign of each output (manual 3.6.6).
       if (!(r >> (outBits - 1) & 1))
         flag |= laneFlagBits(64 / lanes, i);

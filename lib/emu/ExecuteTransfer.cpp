@@ -230,21 +230,38 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
              l1bmOffset(expr.Op, longs, cycle, half, mab, p % PesPerMab)) %
             L1bmLongWords;
       }
+    // The addresses repeat every `period` PEs (1 for l1bmp, 4 for 16x1
+    // mode, 16 for 4x4, 64 for l1bmd): each L1B reads one period and
+    // repeats it.
+    unsigned period = 1;
+    for (unsigned half = 0; half < longs; ++half)
+      for (unsigned p = 0; p < PesPerL1b; ++p)
+        while (addresses[half][p] != addresses[half][p % period])
+          period *= 2;
+    auto readHalf = [&](const uint64_t *l1bm, const uint64_t *halfAddresses,
+                        uint64_t *lanes) {
+      uint64_t values[PesPerL1b];
+      for (unsigned p = 0; p < period; ++p)
+        values[p] = l1bm[halfAddresses[p]];
+      if (period == 1) {
+        for (unsigned p = 0; p < PesPerL1b; ++p)
+          lanes[p] = values[0];
+      } else if (period == 4) {
+        for (unsigned p = 0; p < PesPerL1b; ++p)
+          lanes[p] = values[p % 4];
+      } else {
+        for (unsigned p = 0; p < PesPerL1b; ++p)
+          lanes[p] = values[p % period];
+      }
+    };
     for (unsigned l1b = range.firstL1b(); l1b < range.endL1b(); ++l1b) {
       const uint64_t *l1bm = &L1bm[size_t(l1b) * L1bmLongWords];
-      // Pointers to the L1B's PEs: indices like pe0 + p are 32-bit sums
-      // that might wrap, which keeps the compiler from vectorising.
-      uint64_t *high = out.High + size_t(l1b) * PesPerL1b;
-      uint64_t *low = out.Low + size_t(l1b) * PesPerL1b;
-      for (unsigned p = 0; p < PesPerL1b; ++p)
-        high[p] = l1bm[addresses[0][p]];
-      if (longs == 2) {
-        for (unsigned p = 0; p < PesPerL1b; ++p)
-          low[p] = l1bm[addresses[1][p]];
-      } else {
-        std::memset(low, 0, PesPerL1b * sizeof *low);
-      }
+      readHalf(l1bm, addresses[0], out.High + size_t(l1b) * PesPerL1b);
+      if (longs == 2)
+        readHalf(l1bm, addresses[1], out.Low + size_t(l1b) * PesPerL1b);
     }
+    if (longs != 2)
+      std::memset(out.Low + range.Begin, 0, range.size() * sizeof *out.Low);
     return;
   }
   case Opcode::MRead: {
@@ -470,13 +487,24 @@ void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
     // long words (manual 3.6.6).
     const Operand &dst = expr.Destinations[0];
     bool twoRows = dst.Size == Width::DoubleLong;
-    for (unsigned cycle = 0; cycle < 4; ++cycle)
-      for (unsigned pe = range.Begin; pe < range.End; ++pe)
-        for (unsigned half = 0; half < (twoRows ? 2u : 1u); ++half)
-          matrixWord(dst.Where, pe / PesPerMab,
-                     dst.Address[0] + (twoRows ? 2 * cycle + half : cycle),
-                     pe % PesPerMab) =
-              half ? perCycle[cycle].Low[pe] : perCycle[cycle].High[pe];
+    // MAB by MAB (matrixWord's layout and staleness, once per MAB): the 4
+    // or 8 rows of a step are distinct, so the order of the writes does
+    // not matter.
+    size_t plane = dst.Where == Space::MatY ? 1 : 0;
+    for (unsigned mab = range.firstMab(); mab < range.endMab(); ++mab) {
+      DecodedMatrices[plane * NumMabs + mab].Valid = false;
+      uint64_t *matrix = &Matrices[(plane * NumMabs + mab) * 16 * 4];
+      unsigned pe0 = mab * PesPerMab;
+      for (unsigned cycle = 0; cycle < 4; ++cycle)
+        for (unsigned half = 0; half < (twoRows ? 2u : 1u); ++half) {
+          unsigned row =
+              (dst.Address[0] + (twoRows ? 2 * cycle + half : cycle)) % 16;
+          const uint64_t *lanes =
+              half ? perCycle[cycle].Low : perCycle[cycle].High;
+          for (unsigned k = 0; k < PesPerMab; ++k)
+            matrix[row * 4 + k] = lanes[pe0 + k];
+        }
+    }
     return;
   }
   case Opcode::L2bmR: {

@@ -353,7 +353,8 @@ private:
   ZeroedArray<uint64_t> L1bm, L2bm, Pdm;
   /// Matrix registers x and y of each MAB: 16 rows of 4 long words,
   /// Matrices[((plane * NumMabs + mab) * 16 + row) * 4 + column]. Write
-  /// only through matrixWord (DecodedMatrices follows the writes).
+  /// only through matrixWord, or as commitTransfer's hmwrite does, marking
+  /// the register's DecodedMatrices entry stale.
   ZeroedArray<uint64_t> Matrices;
   /// Decode cache of the matrix registers, same order as Matrices: the
   /// state, and apart from it what the products read on every cycle
