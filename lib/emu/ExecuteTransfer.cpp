@@ -232,11 +232,11 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
       }
     // The addresses repeat every `period` PEs (1 for l1bmp, 4 for 16x1
     // mode, 16 for 4x4, 64 for l1bmd): each L1B reads one period and
-    // repeats it.
+    // repeats it. A power of two, so a mask finds the place in it.
     unsigned period = 1;
     for (unsigned half = 0; half < longs; ++half)
       for (unsigned p = 0; p < PesPerL1b; ++p)
-        while (addresses[half][p] != addresses[half][p % period])
+        while (addresses[half][p] != addresses[half][p & (period - 1)])
           period *= 2;
     auto readHalf = [&](const uint64_t *l1bm, const uint64_t *halfAddresses,
                         uint64_t *lanes) {
@@ -251,7 +251,7 @@ void Machine::readTransfer(const Expression &expr, unsigned cycle,
           lanes[p] = values[p % 4];
       } else {
         for (unsigned p = 0; p < PesPerL1b; ++p)
-          lanes[p] = values[p % period];
+          lanes[p] = values[p & (period - 1)];
       }
     };
     for (unsigned l1b = range.firstL1b(); l1b < range.endL1b(); ++l1b) {
