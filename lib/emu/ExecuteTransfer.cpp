@@ -611,8 +611,24 @@ void Machine::commitTransfer(const Expression &expr, const WideLanes *perCycle,
         if (expr.Target >= 0 && l1 != unsigned(expr.Target))
           continue;
         unsigned l1b = l2b * L1bsPerL2b + l1;
+        bool toL1bm = expr.Op == Opcode::L2bmB;
+        uint64_t *to = toL1bm ? &l1bmWord(l1b, dst.Address[0])
+                              : &l2bmWord(l2b, dst.Address[0]);
+        const uint64_t *from = toL1bm ? &l2bmWord(l2b, src.Address[0])
+                                      : &l1bmWord(l1b, src.Address[0]);
+        // In one piece unless an end wraps round its memory (the L1BM and
+        // the L2BM never overlap).
+        uint64_t toEnd =
+            (dst.Address[0] % (toL1bm ? L1bmLongWords : L2bmLongWords)) + 64;
+        uint64_t fromEnd =
+            (src.Address[0] % (toL1bm ? L2bmLongWords : L1bmLongWords)) + 64;
+        if (toEnd <= (toL1bm ? L1bmLongWords : L2bmLongWords) &&
+            fromEnd <= (toL1bm ? L2bmLongWords : L1bmLongWords)) {
+          std::memcpy(to, from, 64 * sizeof *to);
+          continue;
+        }
         for (unsigned i = 0; i < 64; ++i) {
-          if (expr.Op == Opcode::L2bmB)
+          if (toL1bm)
             l1bmWord(l1b, dst.Address[0] + i) =
                 l2bmWord(l2b, src.Address[0] + i);
           else
