@@ -443,6 +443,16 @@ bool Machine::uniformWordAddress(const Operand &op, unsigned cycle,
   return true;
 }
 
+bool Machine::resolveWordAddresses(const Operand &op, unsigned cycle,
+                                   uint32_t *addresses, PeRange range,
+                                   uint32_t &uniform) const {
+  if (uniformWordAddress(op, cycle, uniform))
+    return true;
+  computeWordAddresses(op, cycle, addresses, range);
+  uniform = addresses[range.Begin];
+  return sameForAllPes(addresses, range);
+}
+
 MNCC_EMU_HOST_VARIANTS
 void Machine::readOperand(const Operand &op, unsigned cycle,
                           const Expression &expr, WideLanes &out, PeRange range,
@@ -456,12 +466,7 @@ void Machine::readOperand(const Operand &op, unsigned cycle,
     // __tls_get_addr call per access in these per-PE loops.
     uint32_t addresses[NumPes];
     uint32_t uniform = 0;
-    bool same = uniformWordAddress(op, cycle, uniform);
-    if (!same) {
-      computeWordAddresses(op, cycle, addresses, range);
-      same = sameForAllPes(addresses, range);
-      uniform = addresses[range.Begin];
-    }
+    bool same = resolveWordAddresses(op, cycle, addresses, range, uniform);
     const uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
     if (same) {
@@ -681,12 +686,7 @@ void Machine::writeDestination(const Operand &op, unsigned cycle,
     // __tls_get_addr call per access in these per-PE loops.
     uint32_t addresses[NumPes];
     uint32_t uniform = 0;
-    bool same = uniformWordAddress(op, cycle, uniform);
-    if (!same) {
-      computeWordAddresses(op, cycle, addresses, range);
-      same = sameForAllPes(addresses, range);
-      uniform = addresses[range.Begin];
-    }
+    bool same = resolveWordAddresses(op, cycle, addresses, range, uniform);
     uint32_t *mem = words(op.Where);
     unsigned width = widthWords(op.Size);
     if (mask.MaskKind == MaskSpec::Default && same) {

@@ -264,6 +264,13 @@ private:
   /// all base registers 0): then true with the address.
   bool uniformWordAddress(const Operand &op, unsigned cycle,
                           uint32_t &address) const;
+  /// The word addresses of a local memory operand over `range`: true with
+  /// `uniform` when every PE has the same one (found without looking at
+  /// the PEs where uniformWordAddress can), else false with each PE's in
+  /// `addresses` (and `uniform` the first PE's).
+  bool resolveWordAddresses(const Operand &op, unsigned cycle,
+                            uint32_t *addresses, PeRange range,
+                            uint32_t &uniform) const;
   void cycleMask(const MaskSpec &mask, unsigned cycle, uint8_t *bits,
                  PeRange range) const;
   void writeDestination(const Operand &op, unsigned cycle,
