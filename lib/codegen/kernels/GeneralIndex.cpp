@@ -659,6 +659,14 @@ bool lowerDepthSpace(Lowering &l) {
   });
 }
 
+/// The constant `value` in the program's elements of `kind`: int32 bits
+/// (`integer`) or a float of the compute type.
+Slot constantOfKind(ElemProgram &p, ElementKind kind, double value,
+                    int64_t integer) {
+  return kind == ElementKind::Int ? p.constantBits(uint32_t(int32_t(integer)))
+                                  : p.constant(value);
+}
+
 /// EyeLike: ones on the k-th diagonal of a 2-D output, zeros elsewhere
 /// (the input gives only the shape). Any output type, double too: a copy
 /// of the constant one or a zero per element.
@@ -683,10 +691,8 @@ bool lowerEyeLike(Lowering &l) {
     Slot dst{y->memory, y->wordOf(index)};
     if (index[1] - index[0] != k)
       p.zero(dst);
-    else if (*kind == ElementKind::Int)
-      p.copy(dst, p.constantBits(1));
     else
-      p.copy(dst, p.constant(1.0));
+      p.copy(dst, constantOfKind(p, *kind, 1.0, 1));
   });
   return true;
 }
@@ -719,11 +725,8 @@ bool lowerConstantOfShape(Lowering &l) {
   l.loadInputs();
   ElemProgram &p = l.program();
   forEachIndex(r.outputs[0].form.shape, [&](const std::vector<int64_t> &index) {
-    Slot dst{y->memory, y->wordOf(index)};
-    if (*kind == ElementKind::Int)
-      p.copy(dst, p.constantBits(uint32_t(int32_t(integerValue))));
-    else
-      p.copy(dst, p.constant(value));
+    p.copy({y->memory, y->wordOf(index)},
+           constantOfKind(p, *kind, value, integerValue));
   });
   return true;
 }
@@ -1300,6 +1303,26 @@ void copyImage(Lowering &l, const PeImage &x, const PeImage &y) {
   l.copyWords(moves);
 }
 
+/// Where a scatter's operands live: the data, the updates, the indices
+/// (read at run time only; null for constant ones) and the output.
+struct ScatterImages {
+  const PeImage *data = nullptr, *updates = nullptr, *indices = nullptr,
+                *output = nullptr;
+};
+
+bool placeScatter(Lowering &l, bool constantIndices, ScatterImages &images) {
+  images.data = l.placeInput(0, {LM0, LM1});
+  images.updates =
+      images.data ? l.placeInput(2, {GRF0, GRF1, LM0, LM1}) : nullptr;
+  images.indices = images.updates && !constantIndices
+                       ? l.placeInput(1, {GRF1, GRF0, LM0, LM1})
+                       : nullptr;
+  if (!images.updates || (!constantIndices && !images.indices))
+    return false;
+  images.output = l.placeOutput(0, {LM1, LM0});
+  return images.output != nullptr;
+}
+
 /// ScatterElements (and the older Scatter): the data copied, then each
 /// update in order into the element its index names along the axis, so
 /// that duplicate indices reduce (or the last wins) as the reference does.
@@ -1331,16 +1354,13 @@ bool lowerScatterElements(Lowering &l) {
         return l.fail("index " + std::to_string(v) + " is out of range [" +
                       std::to_string(-extent) + ", " + std::to_string(extent) +
                       ")");
-  const PeImage *x = l.placeInput(0, {LM0, LM1});
-  const PeImage *u = x ? l.placeInput(2, {GRF0, GRF1, LM0, LM1}) : nullptr;
-  const PeImage *ix =
-      u && !known ? l.placeInput(1, {GRF1, GRF0, LM0, LM1}) : nullptr;
-  if (!u || (!known && !ix))
+  ScatterImages images;
+  if (!placeScatter(l, bool(known), images))
     return false;
-  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  const PeImage *x = images.data, *u = images.updates, *ix = images.indices,
+                *y = images.output;
   Ring ring;
-  if (!y ||
-      !ring.allocate(l, {GRF1, GRF0, LM0, LM1},
+  if (!ring.allocate(l, {GRF1, GRF0, LM0, LM1},
                      int32_t(std::max<int64_t>(64, (5 * extent + 23) / 8 * 8))))
     return false;
   l.loadInputs();
@@ -1403,21 +1423,18 @@ bool lowerScatterND(Lowering &l) {
       if (v < -extent || v >= extent)
         return l.fail("index " + std::to_string(v) + " is out of range");
     }
-  const PeImage *x = l.placeInput(0, {LM0, LM1});
-  const PeImage *u = x ? l.placeInput(2, {GRF0, GRF1, LM0, LM1}) : nullptr;
-  const PeImage *ix =
-      u && !known ? l.placeInput(1, {GRF1, GRF0, LM0, LM1}) : nullptr;
-  if (!u || (!known && !ix))
+  ScatterImages images;
+  if (!placeScatter(l, bool(known), images))
     return false;
-  const PeImage *y = l.placeOutput(0, {LM1, LM0});
+  const PeImage *x = images.data, *u = images.updates, *ix = images.indices,
+                *y = images.output;
   int64_t prefixes = elementCount(prefix);
   std::optional<Slot> wrapped, masks;
   Ring ring;
-  if (!y ||
-      (!known && (!(wrapped = l.allocate({GRF1, GRF0, LM0, LM1},
-                                         int32_t((q + 7) / 8 * 8))) ||
-                  !(masks = l.allocate({GRF1, GRF0, LM0, LM1},
-                                       int32_t((prefixes + 7) / 8 * 8))))))
+  if (!known && (!(wrapped = l.allocate({GRF1, GRF0, LM0, LM1},
+                                        int32_t((q + 7) / 8 * 8))) ||
+                 !(masks = l.allocate({GRF1, GRF0, LM0, LM1},
+                                      int32_t((prefixes + 7) / 8 * 8)))))
     return false;
   if (!ring.allocate(l, {GRF1, GRF0, LM0, LM1}))
     return false;
