@@ -230,14 +230,13 @@ private:
 /// "node 'conv1' (Conv)", or for a node without a name what the importer
 /// kept of it, "node (index 3, Conv)" (lib/onnx/Import.cpp).
 std::string describe(Operation *op, StringRef opType) {
-  Location loc = op->getLoc();
-  if (auto named = llvm::dyn_cast<NameLoc>(loc))
-    return "node '" + named.getName().str() + "' (" + opType.str() + ")";
-  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
-    if (auto text = llvm::dyn_cast_or_null<StringAttr>(fused.getMetadata()))
-      if (text.getValue().starts_with("node ("))
-        return text.str();
-  return "node (" + opType.str() + ")";
+  // A node without a name is identified by its description already.
+  std::string identity = onnxNodeIdentity(op->getLoc());
+  if (identity.empty())
+    return "node (" + opType.str() + ")";
+  if (llvm::isa<FusedLoc>(op->getLoc()))
+    return identity;
+  return "node '" + identity + "' (" + opType.str() + ")";
 }
 
 /// The kernel of an activation fused into its producer: its input already
