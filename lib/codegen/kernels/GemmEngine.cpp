@@ -371,7 +371,7 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
     switch (bias.kind) {
     case BiasSpec::Kind::Row:
       for (int64_t t = 0; t < p.biasRowQuads; ++t)
-        add(t, 0, t);
+        add(t, 0, bias.rowPeriodQuads ? t % bias.rowPeriodQuads : t);
       break;
     case BiasSpec::Kind::Scalar:
       add(0, 0, 0);
@@ -575,6 +575,7 @@ std::string planKey(const ProductSpec &s) {
   appendPlanKey(key, int64_t(s.bias.kind));
   if (s.bias.kind != BiasSpec::Kind::None) {
     appendPlanKey(key, s.bias.form);
+    appendPlanKey(key, s.bias.rowPeriodQuads);
     uint32_t beta;
     std::memcpy(&beta, &s.bias.beta, sizeof beta);
     appendPlanKey(key, int64_t(beta));
