@@ -642,6 +642,11 @@ public:
       description.variant = "packed taps (" + std::to_string(taps.pixels) +
                             " pixels a row, " + std::to_string(taps.quads) +
                             " quads a window row), " + description.variant;
+      // The device reference of --verify cuts the blocks as the kernel
+      // does (manifest.json "packed_taps").
+      description.parameters.push_back(
+          {"packed_taps", std::to_string(taps.pixels) + "x" +
+                              std::to_string(taps.quads)});
     }
     return true;
   }
