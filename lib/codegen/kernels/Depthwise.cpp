@@ -6,9 +6,10 @@
 // the conv kernel multiplies C times as many zeros as real taps (docs/
 // codegen.md X9, D1-D8). X and Y in NHWC.
 //
-//  * A work item is a block of output rows of one image; 64 items run at
-//    once, one per L1B. Its *band* (the padded input rows its outputs
-//    read, every channel) is staged DRAM -> L2BM (one MV per input row,
+//  * A work item is a block of output rows of one image; each L1B takes
+//    one a round, from the images in its group's DRAM where it can (the
+//    links between groups are slow: D2). Its *band* (the padded input rows its
+//    outputs read, every channel) is staged DRAM -> L2BM (one MV per input row,
 //    zeros from the constant image for rows outside the image) -> L1BM
 //    (l2bmb) -> LM0 of every MAB (l1bmm: PE pe holds long word pe of each
 //    channel quad), laid out padded: quad ((row * Wp) + column) * Q + cq,
@@ -123,6 +124,11 @@ bool analyse(const KernelRequest &r, Geometry &g, std::string &whyNot) {
     whyNot = "X, W, B and Y of one floating format";
     return false;
   }
+  // Where a fused Relu or Clip would be applied: docs/codegen.md D7.
+  if (r.hasAttribute("activation")) {
+    whyNot = "a fused activation is not applied yet";
+    return false;
+  }
   if (!r.inputs[1].constant || (r.hasInput(2) && !r.inputs[2].constant)) {
     whyNot = "W and B must be initializers";
     return false;
@@ -210,6 +216,47 @@ struct Plan {
           weightImageLongWords = 0, biasOffset = 0, biasLongWords = 0,
           imageLongWords = 0;
   std::vector<Item> items;
+  /// How items meet L1Bs (D2): X in group 0's DRAM only, its 16 L1Bs take
+  /// 16 items a round (the links to the other groups carry 8 long words
+  /// a cycle and hold group 0's DRAM meanwhile); X and Y holding the same
+  /// images in each of the four groups, each group's L1Bs take its own
+  /// images' items; else any item any L1B, 64 a round.
+  enum class Placement {
+    GroupZero,
+    ByGroup,
+    Anywhere
+  } placement = Placement::Anywhere;
+  int64_t imagesPerGroup = 0;
+  int64_t rounds = 0;
+  /// The items' rows straight into Y's DRAM (else through the PDM).
+  bool directY = false;
+
+  /// The item L1B `slot` (group slot / 16, L2B slot / 8 % 2, L1B slot % 8)
+  /// takes in `round`, or null.
+  const Item *itemAt(int64_t round, int64_t slot) const {
+    size_t index;
+    if (placement == Placement::Anywhere) {
+      index = size_t(round * kItemsPerRound + slot);
+    } else {
+      int64_t group = slot / 16;
+      if (placement == Placement::GroupZero && group != 0)
+        return nullptr;
+      index = size_t(group * imagesPerGroupItems + round * 16 + slot % 16);
+      if (round * 16 + slot % 16 >= itemsInGroup(group))
+        return nullptr;
+    }
+    return index < items.size() ? &items[index] : nullptr;
+  }
+  /// ByGroup: items of group g are items [g imagesPerGroupItems, ...).
+  int64_t imagesPerGroupItems = 0;
+  int64_t itemsInGroup(int64_t group) const {
+    if (placement == Placement::GroupZero)
+      return group == 0 ? int64_t(items.size()) : 0;
+    return std::max<int64_t>(
+        0,
+        std::min<int64_t>(imagesPerGroupItems,
+                          int64_t(items.size()) - group * imagesPerGroupItems));
+  }
 };
 
 int64_t setsOf(const Geometry &g, const Plan &p, int64_t rows) {
@@ -240,8 +287,8 @@ bool fits(const Geometry &g, Plan &p, int64_t rows) {
                   int64_t(kL1bsPerL2b) * p.outLongWords) <= kL2bmLongWords;
 }
 
-bool planKernel(const Geometry &g, const DramForm &y, Plan &p,
-                std::string &whyNot) {
+bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
+                Plan &p, std::string &whyNot) {
   p.setCols = 4;
   while (p.setCols < g.ow && p.setCols < kLanes)
     p.setCols *= 2;
@@ -268,23 +315,52 @@ bool planKernel(const Geometry &g, const DramForm &y, Plan &p,
              "the L1BM or the L2BM";
     return false;
   }
-  int64_t rounds = ceilDiv(g.n * ceilDiv(g.oh, most), kItemsPerRound);
+  using Placement = Plan::Placement;
+  p.imagesPerGroup = x.rowsPerGroup() / (g.h * g.w);
+  if (x.groups == 1)
+    p.placement = Placement::GroupZero;
+  else if (y.groups == kDramGroups &&
+           y.rowsPerGroup() == p.imagesPerGroup * g.oh * g.ow)
+    p.placement = Placement::ByGroup;
+  else
+    p.placement = Placement::Anywhere;
+  // Rounds for items of `rows` rows: 16 items a round from a group's
+  // images, or 64 from all.
+  auto roundsOf = [&](int64_t rows) {
+    int64_t perImage = ceilDiv(g.oh, rows);
+    if (p.placement == Placement::GroupZero)
+      return ceilDiv(g.n * perImage, 16);
+    if (p.placement == Placement::ByGroup)
+      return ceilDiv(p.imagesPerGroup * perImage, 16);
+    return ceilDiv(g.n * perImage, kItemsPerRound);
+  };
+  p.rounds = roundsOf(most);
   int64_t rows = most;
   for (int64_t fewer = 1; fewer < most; ++fewer)
-    if (ceilDiv(g.n * ceilDiv(g.oh, fewer), kItemsPerRound) <= rounds) {
+    if (roundsOf(fewer) <= p.rounds) {
       rows = fewer;
       break;
     }
   fits(g, p, rows);
-  if (roundUp(y.groupLongWords(), kMvUnitLongWords) + kMvUnitLongWords >
-      kPdmLongWords) {
-    whyNot = "Y is over a PDM per group";
-    return false;
-  }
   p.items.clear();
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t oh0 = 0; oh0 < g.oh; oh0 += rows)
       p.items.push_back({n, oh0, std::min(rows, g.oh - oh0)});
+  p.imagesPerGroupItems = p.imagesPerGroup * ceilDiv(g.oh, rows);
+  // When every item's rows start an MV unit of Y's block, its transfer
+  // (whole units, the tail overwritten by the next item's) goes straight
+  // to DRAM and stays inside the block; else through Y's image in the PDM.
+  p.directY = std::all_of(p.items.begin(), p.items.end(), [&](const Item &i) {
+    return (i.n * g.oh + i.oh0) * g.ow % y.rowsPerGroup() * g.r %
+               kMvUnitLongWords ==
+           0;
+  });
+  if (!p.directY &&
+      roundUp(y.groupLongWords(), kMvUnitLongWords) + kMvUnitLongWords >
+          kPdmLongWords) {
+    whyNot = "Y is over a PDM per group";
+    return false;
+  }
   p.zeroOffset = kTableImageLongWords;
   p.zeroLongWords = roundUp(g.wp * g.r, kMvUnitLongWords);
   p.weightOffset = p.zeroOffset + p.zeroLongWords;
@@ -299,7 +375,8 @@ bool planKernel(const Geometry &g, const DramForm &y, Plan &p,
 bool resolvePlan(const KernelRequest &request, Geometry &g, Plan &p,
                  std::string &whyNot) {
   return analyse(request, g, whyNot) &&
-         planKernel(g, request.outputs[0].form, p, whyNot);
+         planKernel(g, request.inputs[0].form, request.outputs[0].form, p,
+                    whyNot);
 }
 
 /// Steps on independent accumulators (chains): a chain's step goes out
@@ -482,17 +559,21 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   const VectorFormat format(g.type);
   const bool half = g.type == DeviceType::Half;
   const bool dbl = g.type == DeviceType::Double;
-  const int64_t rounds = ceilDiv(int64_t(p.items.size()), kItemsPerRound);
+  const int64_t rounds = p.rounds;
 
   description.generator = name();
-  description.variant = std::string(half  ? "half (single accumulators)"
-                                    : dbl ? "double"
-                                          : "single") +
-                        ", vector MAU, " + std::to_string(p.rowsPerItem) +
-                        " output row(s) per L1B, sets of " +
-                        std::to_string(p.setRows) + " x " +
-                        std::to_string(p.setCols) + " pixels, " +
-                        std::to_string(rounds) + " round(s)";
+  description.variant =
+      std::string(half  ? "half (single accumulators)"
+                  : dbl ? "double"
+                        : "single") +
+      ", vector MAU, " + std::to_string(p.rowsPerItem) +
+      " output row(s) per L1B, sets of " + std::to_string(p.setRows) + " x " +
+      std::to_string(p.setCols) + " pixels, " + std::to_string(rounds) +
+      " round(s) " +
+      (p.placement == Plan::Placement::GroupZero ? "on group 0's L1Bs"
+       : p.placement == Plan::Placement::ByGroup ? "on each group's L1Bs"
+                                                 : "on every L1B") +
+      ", Y " + (p.directY ? "straight to DRAM" : "through the PDM");
   description.parameters.push_back(
       {"window", std::to_string(g.kh) + "x" + std::to_string(g.kw) +
                      " stride " + std::to_string(g.sh) + "x" +
@@ -536,11 +617,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   const int64_t rowMove = roundUp(g.w * g.r, kMvUnitLongWords);
 
   for (int64_t round = 0; round < rounds; ++round) {
-    int64_t first = round * kItemsPerRound;
-    int64_t count =
-        std::min<int64_t>(kItemsPerRound, int64_t(p.items.size()) - first);
-    out.comment("depthwise items " + std::to_string(first) + " to " +
-                std::to_string(first + count - 1));
+    out.comment("depthwise round " + std::to_string(round));
     // Bands: DRAM -> L2BM (buffer k % 2, one MV per input row) -> L1BM of
     // L1B k; the next L1B's rows move while this one's are copied.
     std::array<std::set<unsigned>, kL1bsPerL2b> tags;
@@ -549,9 +626,10 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
       for (unsigned group = 0; group < kDramGroups; ++group)
         for (unsigned l2b = 0; l2b < kL2bsPerGroup; ++l2b) {
           int64_t slot = (group * kL2bsPerGroup + l2b) * kL1bsPerL2b + k;
-          if (slot >= count)
+          const Item *found = p.itemAt(round, slot);
+          if (!found)
             continue;
-          const Item &item = p.items[size_t(first + slot)];
+          const Item &item = *found;
           for (int64_t rp = 0; rp < p.bandRows; ++rp) {
             int64_t ih = item.oh0 * g.sh + rp - g.padTop;
             unsigned tag = out.newTag();
@@ -698,7 +776,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
     }
     out.nop();
     // Each L1B's image into its region of the L2BM, then the items' rows
-    // into Y's image in the PDM, in item order.
+    // into Y (or its image in the PDM), in item order.
     for (unsigned k = 0; k < kL1bsPerL2b; ++k)
       for (int64_t offset = 0; offset < p.outLongWords;
            offset += kL2bmStepLongWords)
@@ -706,18 +784,25 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
                   " " + l2bmOperand(l2bmOut + k * p.outLongWords + offset)});
     out.nop(2);
     MvBatch mv(out);
-    for (int64_t slot = 0; slot < count; ++slot) {
-      const Item &item = p.items[size_t(first + slot)];
+    for (int64_t slot = 0; slot < kItemsPerRound; ++slot) {
+      const Item *found = p.itemAt(round, slot);
+      if (!found)
+        continue;
+      const Item &item = *found;
       unsigned group = unsigned(slot / 16), l2b = unsigned(slot / 8 % 2),
                k = unsigned(slot % 8);
       int64_t pixel = (item.n * g.oh + item.oh0) * g.ow;
+      int64_t local = (pixel % yRowsPerGroup) * g.r;
       mv.move(l2bmAt(l2bmOut + k * p.outLongWords, group, l2b),
-              at("$p", (pixel % yRowsPerGroup) * g.r,
-                 unsigned(pixel / yRowsPerGroup)),
+              p.directY
+                  ? at("$d", y.base + local, unsigned(pixel / yRowsPerGroup))
+                  : at("$p", local, unsigned(pixel / yRowsPerGroup)),
               roundUp(item.rows * g.ow * g.r, kMvUnitLongWords));
     }
     mv.waitAll();
   }
+  if (p.directY)
+    return true;
   // Y's image to DRAM.
   MvBatch mv(out);
   bool one = y.groups == 1;

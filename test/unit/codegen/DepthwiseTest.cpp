@@ -131,6 +131,13 @@ void expectMatchesTheReference(const DepthwiseCase &c) {
   ASSERT_TRUE(
       runKernel(request, inputs, hostTypeOf(c.type), run, error, options))
       << error;
+  if (const char *dir = std::getenv("DEPTHWISE_TEST_VSM")) {
+    std::string path = std::string(dir) + "/" + c.name + ".vsm";
+    if (FILE *f = std::fopen(path.c_str(), "w")) {
+      std::fputs(run.program.c_str(), f);
+      std::fclose(f);
+    }
+  }
   EXPECT_EQ(run.description.generator, "depthwise");
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   std::string where;
