@@ -1278,6 +1278,15 @@ void emitBiasMatrix(VsmWriter &out, const Plan &p) {
 
 PlanCacheCounts gemm::planCacheCounts() { return planCache().counts(); }
 
+bool gemm::estimateCycles(const ProductSpec &spec, double &cycles,
+                          std::string &error) {
+  Plan p;
+  if (!makePlan(spec, p, error))
+    return false;
+  cycles = estimatedCycles(p);
+  return true;
+}
+
 bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
                        std::string &error) {
   int64_t streamed = 0;

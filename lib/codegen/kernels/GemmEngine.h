@@ -294,6 +294,11 @@ struct BLayout {
 
 /// The plan's B layout for a spec (what packConstant must write).
 bool planBLayout(const ProductSpec &spec, BLayout &layout, std::string &error);
+/// The resident plan's estimated cycles for a spec (GemmEngine.cpp,
+/// estimatedCycles: B's stream, A's image slots, the products), to choose
+/// between two ways of casting one operator as a product.
+bool estimateCycles(const ProductSpec &spec, double &cycles,
+                    std::string &error);
 /// The DRAM image (every group the same) of all sub-problems' tiles.
 void packBImage(const ProductSpec &spec, const BLayout &layout,
                 DramImage &image);
