@@ -584,9 +584,14 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   const int64_t grf0Zero = biasQuads;
   // LM1: the weights, then the outputs of the item's sets.
   const int64_t lm1Outputs = p.weightLongWords;
-  // L2BM: two staging buffers, then (once the bands are in the L1BMs)
-  // each L1B's output region over them.
-  const int64_t l2bmOut = 0;
+  // L2BM: two staging buffers, then each L1B's output region: beside them
+  // when they fit, so that a round's results move out while the next
+  // round's first bands move in (D8); else over them, once the bands are
+  // in the L1BMs, each round waiting for its results.
+  const bool apart =
+      2 * p.stageLongWords + int64_t(kL1bsPerL2b) * p.outLongWords <=
+      kL2bmLongWords;
+  const int64_t l2bmOut = apart ? 2 * p.stageLongWords : 0;
 
   // T's table into GRF1 (l1bmd: PE q gets long word 64 j + q), then T.
   L1bRanges table;
@@ -616,53 +621,63 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   const int64_t yRowsPerGroup = y.rowsPerGroup();
   const int64_t rowMove = roundUp(g.w * g.r, kMvUnitLongWords);
 
+  // Bands: DRAM -> L2BM (buffer k % 2, one MV per input row) -> L1BM of
+  // L1B k; the next L1B's rows move while this one's are copied, and the
+  // next round's first two while this round computes (apart).
+  std::array<std::set<unsigned>, kL1bsPerL2b> tags;
+  std::array<bool, kL1bsPerL2b> staged{};
+  MvBatch results(out);
+  auto stage = [&](int64_t round, unsigned k) {
+    staged[k] = true;
+    int64_t buffer = (k % 2) * p.stageLongWords;
+    for (unsigned group = 0; group < kDramGroups; ++group)
+      for (unsigned l2b = 0; l2b < kL2bsPerGroup; ++l2b) {
+        int64_t slot = (group * kL2bsPerGroup + l2b) * kL1bsPerL2b + k;
+        const Item *found = p.itemAt(round, slot);
+        if (!found)
+          continue;
+        const Item &item = *found;
+        for (int64_t rp = 0; rp < p.bandRows; ++rp) {
+          int64_t ih = item.oh0 * g.sh + rp - g.padTop;
+          unsigned tag = out.newTag();
+          tags[k].insert(tag);
+          std::string mv = "mvp/n";
+          if (ih < 0 || ih >= g.h) {
+            out.statement(mv + std::to_string(p.zeroLongWords) +
+                          VsmWriter::tagName(tag) + " " +
+                          at("$d", wBase + p.zeroOffset, group) + " " +
+                          l2bmAt(buffer + rp * g.wp * g.r, group, l2b));
+            continue;
+          }
+          int64_t row = (item.n * g.h + ih) * g.w;
+          out.statement(
+              mv + std::to_string(rowMove) + VsmWriter::tagName(tag) + " " +
+              at("$d", x.base + (row % xRowsPerGroup) * g.r,
+                 unsigned(row / xRowsPerGroup)) +
+              " " + l2bmAt(buffer + (rp * g.wp + g.padLeft) * g.r, group, l2b));
+        }
+      }
+  };
   for (int64_t round = 0; round < rounds; ++round) {
     out.comment("depthwise round " + std::to_string(round));
-    // Bands: DRAM -> L2BM (buffer k % 2, one MV per input row) -> L1BM of
-    // L1B k; the next L1B's rows move while this one's are copied.
-    std::array<std::set<unsigned>, kL1bsPerL2b> tags;
-    auto stage = [&](unsigned k) {
-      int64_t buffer = (k % 2) * p.stageLongWords;
-      for (unsigned group = 0; group < kDramGroups; ++group)
-        for (unsigned l2b = 0; l2b < kL2bsPerGroup; ++l2b) {
-          int64_t slot = (group * kL2bsPerGroup + l2b) * kL1bsPerL2b + k;
-          const Item *found = p.itemAt(round, slot);
-          if (!found)
-            continue;
-          const Item &item = *found;
-          for (int64_t rp = 0; rp < p.bandRows; ++rp) {
-            int64_t ih = item.oh0 * g.sh + rp - g.padTop;
-            unsigned tag = out.newTag();
-            tags[k].insert(tag);
-            std::string mv = "mvp/n";
-            if (ih < 0 || ih >= g.h) {
-              out.statement(mv + std::to_string(p.zeroLongWords) +
-                            VsmWriter::tagName(tag) + " " +
-                            at("$d", wBase + p.zeroOffset, group) + " " +
-                            l2bmAt(buffer + rp * g.wp * g.r, group, l2b));
-              continue;
-            }
-            int64_t row = (item.n * g.h + ih) * g.w;
-            out.statement(
-                mv + std::to_string(rowMove) + VsmWriter::tagName(tag) + " " +
-                at("$d", x.base + (row % xRowsPerGroup) * g.r,
-                   unsigned(row / xRowsPerGroup)) +
-                " " +
-                l2bmAt(buffer + (rp * g.wp + g.padLeft) * g.r, group, l2b));
-          }
-        }
-    };
-    stage(0);
+    if (!staged[0])
+      stage(round, 0);
     for (unsigned k = 0; k < kL1bsPerL2b; ++k) {
-      if (k + 1 < kL1bsPerL2b)
-        stage(k + 1);
+      if (k + 1 < kL1bsPerL2b && !staged[k + 1])
+        stage(round, k + 1);
       for (unsigned tag : tags[k])
         out.wait(tag);
+      tags[k].clear();
+      staged[k] = false;
       int64_t buffer = (k % 2) * p.stageLongWords;
       for (int64_t offset = 0; offset < p.bandLongWords;
            offset += kL2bmStepLongWords)
         out.step({"l2bmb@" + std::to_string(k) + " " +
                   l2bmOperand(buffer + offset) + " " + l1bmOperand(offset)});
+    }
+    if (apart && round + 1 < rounds) {
+      stage(round + 1, 0);
+      stage(round + 1, 1);
     }
     out.nop();
     // L1BM -> LM0 of every MAB, then the pad columns to zero.
@@ -775,15 +790,16 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
                   " " + l1bmOperand(l1bm + 4 * j)});
     }
     out.nop();
-    // Each L1B's image into its region of the L2BM, then the items' rows
-    // into Y (or its image in the PDM), in item order.
+    // Each L1B's image into its region of the L2BM (the last round's
+    // results out of it first), then the items' rows into Y (or its image
+    // in the PDM), in item order.
+    results.waitAll();
     for (unsigned k = 0; k < kL1bsPerL2b; ++k)
       for (int64_t offset = 0; offset < p.outLongWords;
            offset += kL2bmStepLongWords)
         out.step({"l2bm@" + std::to_string(k) + " " + l1bmOperand(offset) +
                   " " + l2bmOperand(l2bmOut + k * p.outLongWords + offset)});
     out.nop(2);
-    MvBatch mv(out);
     for (int64_t slot = 0; slot < kItemsPerRound; ++slot) {
       const Item *found = p.itemAt(round, slot);
       if (!found)
@@ -793,14 +809,16 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
                k = unsigned(slot % 8);
       int64_t pixel = (item.n * g.oh + item.oh0) * g.ow;
       int64_t local = (pixel % yRowsPerGroup) * g.r;
-      mv.move(l2bmAt(l2bmOut + k * p.outLongWords, group, l2b),
-              p.directY
-                  ? at("$d", y.base + local, unsigned(pixel / yRowsPerGroup))
-                  : at("$p", local, unsigned(pixel / yRowsPerGroup)),
-              roundUp(item.rows * g.ow * g.r, kMvUnitLongWords));
+      results.move(
+          l2bmAt(l2bmOut + k * p.outLongWords, group, l2b),
+          p.directY ? at("$d", y.base + local, unsigned(pixel / yRowsPerGroup))
+                    : at("$p", local, unsigned(pixel / yRowsPerGroup)),
+          roundUp(item.rows * g.ow * g.r, kMvUnitLongWords));
     }
-    mv.waitAll();
+    if (!apart)
+      results.waitAll();
   }
+  results.waitAll();
   if (p.directY)
     return true;
   // Y's image to DRAM.
