@@ -627,6 +627,28 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   std::array<std::set<unsigned>, kL1bsPerL2b> tags;
   std::array<bool, kL1bsPerL2b> staged{};
   MvBatch results(out);
+  // Through the PDM: what every group's image holds for good (up to the
+  // last item moved, whose tail the next item overwrites) goes on to Y's
+  // DRAM as soon as it has landed, beside the next round (D6).
+  std::array<int64_t, kDramGroups> written{}, copied{};
+  MvBatch copies(out);
+  auto copyOut = [&](bool all) {
+    if (p.directY)
+      return;
+    for (unsigned group = 0; group < y.groups; ++group) {
+      int64_t to = all ? y.groupLongWords()
+                       : written[group] / kMvUnitLongWords * kMvUnitLongWords;
+      if (to > copied[group])
+        copies.move(at("$p", copied[group], group),
+                    at("$d", y.base + copied[group], group),
+                    to - copied[group]);
+      copied[group] = std::max(copied[group], to);
+    }
+  };
+  auto resultsLanded = [&]() {
+    results.waitAll();
+    copyOut(false);
+  };
   auto stage = [&](int64_t round, unsigned k) {
     staged[k] = true;
     int64_t buffer = (k % 2) * p.stageLongWords;
@@ -793,7 +815,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
     // Each L1B's image into its region of the L2BM (the last round's
     // results out of it first), then the items' rows into Y (or its image
     // in the PDM), in item order.
-    results.waitAll();
+    resultsLanded();
     for (unsigned k = 0; k < kL1bsPerL2b; ++k)
       for (int64_t offset = 0; offset < p.outLongWords;
            offset += kL2bmStepLongWords)
@@ -809,6 +831,9 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
                k = unsigned(slot % 8);
       int64_t pixel = (item.n * g.oh + item.oh0) * g.ow;
       int64_t local = (pixel % yRowsPerGroup) * g.r;
+      unsigned yGroup = unsigned(pixel / yRowsPerGroup);
+      written[yGroup] =
+          std::max(written[yGroup], local + item.rows * g.ow * g.r);
       results.move(
           l2bmAt(l2bmOut + k * p.outLongWords, group, l2b),
           p.directY ? at("$d", y.base + local, unsigned(pixel / yRowsPerGroup))
@@ -816,18 +841,11 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
           roundUp(item.rows * g.ow * g.r, kMvUnitLongWords));
     }
     if (!apart)
-      results.waitAll();
+      resultsLanded();
   }
   results.waitAll();
-  if (p.directY)
-    return true;
-  // Y's image to DRAM.
-  MvBatch mv(out);
-  bool one = y.groups == 1;
-  mv.move("$p0" + std::string(one ? "@0" : ""),
-          "$d" + std::to_string(y.base) + (one ? "@0" : ""),
-          y.groupLongWords());
-  mv.waitAll();
+  copyOut(true);
+  copies.waitAll();
   return true;
 }
 
