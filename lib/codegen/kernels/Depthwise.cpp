@@ -1,10 +1,9 @@
-//===- Depthwise.cpp - Depthwise convolutions in vector mode
-//---------------===//
+//===- Depthwise.cpp - Depthwise convolutions in vector mode -------------===//
 //
 // A Conv with group = C = M (W [C, 1, KH, KW], a constant) on the MAU's
 // vector unit, with work proportional to its taps: the dense product of
 // the conv kernel multiplies C times as many zeros as real taps (docs/
-// codegen.md X9, D1-D8). X and Y in NHWC.
+// codegen.md X9, D1-D9). X and Y in NHWC.
 //
 //  * A work item is a block of output rows of one image; each L1B takes
 //    one a round, from the images in its group's DRAM where it can (the
@@ -23,10 +22,11 @@
 //  * Half accumulates in single (hvfma: exact products) from the bias and
 //    rounds once into half; single and double accumulate in their format
 //    (D5). The results go MAB by MAB (l1bmm@m) into an L1BM image of the
-//    item's rows in NHWC, l2bm@k into the L2BM, and MV into an image of
-//    Y's block in the PDM, in ascending order (a transfer's tail past the
-//    item is overwritten by the items after it); the image goes to DRAM
-//    once at the end (D6).
+//    item's rows in NHWC, l2bm@k into the L2BM, and MV into Y (when every
+//    item starts an MV unit) or an image of Y's block in the PDM, in
+//    ascending order (a transfer's tail past the item is overwritten by
+//    the items after it); the image goes on to DRAM as it holds for good
+//    (D6).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,7 @@
 #include "MathLib.h"
 
 #include "mncc/codegen/Transfer.h"
+#include "mncc/target/MNCore2.h"
 
 #include <algorithm>
 #include <array>
@@ -47,11 +48,16 @@ using namespace mncc::codegen;
 
 namespace {
 
-constexpr int64_t kLmLongWords = 2048;
-constexpr int64_t kGrfLongWords = 256;
-constexpr int64_t kPdmLongWords = 512 * 1024;
-constexpr int64_t kItemsPerRound = 64; // one per L1B of the board
-constexpr int64_t kLanes = 64;         // 16 MABs x 4 cycles
+constexpr int64_t kLmLongWords = target::LmLongWords;
+constexpr int64_t kGrfLongWords =
+    target::GrfWords * target::WordBytes / target::LongWordBytes;
+constexpr int64_t kPdmLongWords = target::PdmLongWords;
+/// One item per L1B a round: of the board, or of one group.
+constexpr int64_t kItemsPerRound = target::NumL1bs;
+constexpr int64_t kL1bsPerGroup = target::L2bsPerGroup * target::L1bsPerL2b;
+constexpr int64_t kMabs = target::MabsPerL1b;
+/// A set's lanes: the MABs of an L1B by the cycles of a step.
+constexpr int64_t kLanes = kMabs * target::CyclesPerStep;
 /// GRF1: T's table (one long word per cycle) at 0, the accumulators from
 /// long word 8 (double long words aligned).
 constexpr int64_t kGrf1Table = 0;
@@ -216,9 +222,9 @@ struct Plan {
           weightImageLongWords = 0, biasOffset = 0, biasLongWords = 0,
           imageLongWords = 0;
   std::vector<Item> items;
-  /// How items meet L1Bs (D2): X in group 0's DRAM only, its 16 L1Bs take
-  /// 16 items a round (the links to the other groups carry 8 long words
-  /// a cycle and hold group 0's DRAM meanwhile); X and Y holding the same
+  /// How items meet L1Bs (D2): X in group 0's DRAM only, its sixteen L1Bs
+  /// take sixteen items a round (the links to the other groups carry 8 long
+  /// words a cycle and hold group 0's DRAM meanwhile); X and Y holding the same
   /// images in each of the four groups, each group's L1Bs take its own
   /// images' items; else any item any L1B, 64 a round.
   enum class Placement {
@@ -238,11 +244,12 @@ struct Plan {
     if (placement == Placement::Anywhere) {
       index = size_t(round * kItemsPerRound + slot);
     } else {
-      int64_t group = slot / 16;
+      int64_t group = slot / kL1bsPerGroup;
       if (placement == Placement::GroupZero && group != 0)
         return nullptr;
-      index = size_t(group * imagesPerGroupItems + round * 16 + slot % 16);
-      if (round * 16 + slot % 16 >= itemsInGroup(group))
+      int64_t inGroup = round * kL1bsPerGroup + slot % kL1bsPerGroup;
+      index = size_t(group * imagesPerGroupItems + inGroup);
+      if (inGroup >= itemsInGroup(group))
         return nullptr;
     }
     return index < items.size() ? &items[index] : nullptr;
@@ -329,9 +336,9 @@ bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
   auto roundsOf = [&](int64_t rows) {
     int64_t perImage = ceilDiv(g.oh, rows);
     if (p.placement == Placement::GroupZero)
-      return ceilDiv(g.n * perImage, 16);
+      return ceilDiv(g.n * perImage, kL1bsPerGroup);
     if (p.placement == Placement::ByGroup)
-      return ceilDiv(p.imagesPerGroup * perImage, 16);
+      return ceilDiv(p.imagesPerGroup * perImage, kL1bsPerGroup);
     return ceilDiv(g.n * perImage, kItemsPerRound);
   };
   p.rounds = roundsOf(most);
@@ -788,7 +795,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
     };
     std::vector<Store> stores;
     for (int64_t set = 0; set < sets; ++set)
-      for (int64_t mab = 0; mab < 16; ++mab) {
+      for (int64_t mab = 0; mab < kMabs; ++mab) {
         int64_t lane = 4 * mab;
         int64_t row = set / across * p.setRows + lane / p.setCols;
         int64_t col = set % across * p.setCols + lane % p.setCols;
@@ -827,8 +834,9 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
       if (!found)
         continue;
       const Item &item = *found;
-      unsigned group = unsigned(slot / 16), l2b = unsigned(slot / 8 % 2),
-               k = unsigned(slot % 8);
+      unsigned group = unsigned(slot / kL1bsPerGroup),
+               l2b = unsigned(slot / kL1bsPerL2b % kL2bsPerGroup),
+               k = unsigned(slot % kL1bsPerL2b);
       int64_t pixel = (item.n * g.oh + item.oh0) * g.ow;
       int64_t local = (pixel % yRowsPerGroup) * g.r;
       unsigned yGroup = unsigned(pixel / yRowsPerGroup);
