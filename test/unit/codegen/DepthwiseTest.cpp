@@ -245,6 +245,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "SAME_LOWER"),
         noBias(dw("c8_5x5_b5_double", {5, 8, 5, 5}, D)),
         dw("c64_4x4_b12_half", {12, 64, 4, 4}, H),
+        // Input columns no output reads (the rows' transfers overhang).
+        dw("c10_9x8_s2_valid_half", {1, 10, 9, 8}, H, {2, 2}, {0, 0, 0, 0}),
+        dilated(dw("c6_8x12_s3_dil_single", {2, 6, 8, 12}, S, {1, 3},
+                   {0, 0, 1, 0}),
+                {1, 2}),
         // X over four groups, Y in group 0's alone: items on any L1B.
         dw("c16_16x16_s4_b4_half", {4, 16, 16, 16}, H, {4, 4}),
         dw("c32_70x3_half", {1, 32, 70, 3}, H, {1, 1}, {1, 1, 1, 1})),
