@@ -293,6 +293,8 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
       entry["onnx_node"] = node;
     if (auto unit = kernel->getAttrOfType<StringAttr>("matrix_unit"))
       entry["matrix_unit"] = unit.str();
+    if (std::optional<StringRef> activation = kernel.getActivation())
+      entry["activation"] = activation->str();
     for (const char *name : {"first_line", "last_line", "steps", "flops"})
       if (auto value = kernel->getAttrOfType<IntegerAttr>(name))
         entry[name] = value.getInt();

@@ -31,7 +31,9 @@ namespace {
 const std::vector<unsigned> kNhwc = {0, 2, 3, 1};
 
 struct ConvProblem {
+  /// The operands' format, and Y's.
   DeviceType type = DeviceType::Half;
+  DeviceType outType = DeviceType::Half;
   int64_t n = 0, c = 0, h = 0, w = 0;
   int64_t m = 0, kh = 0, kw = 0, group = 1;
   int64_t oh = 0, ow = 0;
@@ -82,9 +84,14 @@ bool analyse(const KernelRequest &r, ConvProblem &p, std::string &whyNot) {
     return false;
   }
   const DramForm &y = r.outputs[0].form;
-  if (p.weights->form.type != p.type || y.type != p.type ||
+  // Half products may keep their single accumulators as Y (float_dtype
+  // mixed when Y's users compute in single).
+  p.outType = y.type;
+  if (p.weights->form.type != p.type ||
+      (y.type != p.type &&
+       !(p.type == DeviceType::Half && y.type == DeviceType::Single)) ||
       (p.bias && p.bias->form.type != p.type)) {
-    whyNot = "X, W, B and Y of one format";
+    whyNot = "X, W and B of one format, Y of theirs (or single of half)";
     return false;
   }
   const std::vector<int64_t> &xs = p.x->form.shape, &ws = p.weights->form.shape;
@@ -317,12 +324,13 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
   const MatrixUnit &unit = matrixUnitFor(p.type);
   ProductSpec &s = built.spec;
   s.unit = &unit;
-  s.outType = p.type;
+  s.outType = p.outType;
   s.out = r.outputs[0].form;
   s.n = p.m;
   s.k = p.kh * p.kw * p.c;
   s.bBase = p.weights->form.base;
   s.subProblems.push_back({0, p.n * p.oh * p.ow, 0});
+  s.activation = r.activation;
   if (p.bias) {
     s.bias.kind = p.m > 1 ? BiasSpec::Kind::Row : BiasSpec::Kind::Scalar;
     s.bias.form = p.bias->form;
@@ -357,6 +365,11 @@ public:
       return false;
     BLayout layout;
     return planBLayout(built.spec, layout, whyNot);
+  }
+
+  /// The resident plan clamps C before it leaves the PEs.
+  bool fusesActivation(const KernelRequest &request) const override {
+    return request.opType == "Conv";
   }
 
   std::vector<unsigned> preferredOrder(const KernelRequest &request,

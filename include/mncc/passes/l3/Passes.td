@@ -47,6 +47,29 @@ def SelectKernels : Pass<"mncc-select-kernels", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseEpilogues : Pass<"mncc-fuse-epilogues", "mlir::ModuleOp"> {
+  let summary = "Folds a Relu, Clip or Cast into the device kernel before it";
+  let description = [{
+    A consumer whose input is a temporary buffer written by one device
+    kernel and read by nothing else, and whose output has the same DRAM
+    geometry, is folded into that kernel when its generator emits the
+    combined request (docs/codegen.md L2a):
+    - a Relu, or a Clip of constant or absent bounds, when the generator
+      clamps as it stores (`KernelGenerator::fusesActivation`: conv and
+      elementwise today); the kernel gets `activation` and
+      `activation_bounds`;
+    - a Cast between floating formats, the kernel then storing its result
+      in the Cast's format, when that costs fewer steps than the kernel and
+      the Cast apart.
+    The kernel then writes the consumer's output buffer; the consumer and
+    the buffer between them go. Runs after mncc-select-kernels.
+
+    Example: `l3.kernel "Conv" ... -> [@t]` and `l3.kernel "Relu" ... [@t]
+    -> [@y]` become `l3.kernel "Conv" ... -> [@y] {activation = "Relu",
+    activation_bounds = array<f32: 0.000000e+00, 0x7F800000>}`.
+  }];
+}
+
 def Schedule : Pass<"mncc-schedule", "mlir::ModuleOp"> {
   let summary = "Orders kernels and their transfers (the scheduler option)";
   let description = [{
