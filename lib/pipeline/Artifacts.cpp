@@ -295,6 +295,11 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
       entry["matrix_unit"] = unit.str();
     if (std::optional<StringRef> activation = kernel.getActivation())
       entry["activation"] = activation->str();
+    // A Conv over packed taps cuts its blocks along X's rows (docs/codegen.md
+    // X9): the device reference follows it.
+    if (auto parameters = kernel.getParameters())
+      if (auto packed = parameters->getAs<StringAttr>("packed_taps"))
+        entry["packed_taps"] = packed.str();
     for (const char *name : {"first_line", "last_line", "steps", "flops"})
       if (auto value = kernel->getAttrOfType<IntegerAttr>(name))
         entry[name] = value.getInt();

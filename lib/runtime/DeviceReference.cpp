@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -46,6 +47,10 @@ struct NodeFormats {
   std::vector<std::optional<DeviceType>> inputs, outputs;
   /// "half", "pseudo-single", "double" or empty.
   std::string matrixUnit;
+  /// A Conv over packed taps (manifest "packed_taps": pixels x quads, the
+  /// kernel's variant; docs/codegen.md X9): its blocks are cut along X's
+  /// rows, not its channels. 0 for the im2col product.
+  int64_t packedPixels = 0, packedQuads = 0;
 };
 
 bool isHostFloat(DType type) {
@@ -224,6 +229,8 @@ public:
         quantize(0, a->rank() - 1, fromZero);
         quantize(1, b->rank() == 1 ? 0 : b->rank() - 2, fromZero);
       }
+    } else if (node.opType == "Conv" && formats->packedPixels > 0) {
+      // blockedPackedConv block-floats X's rows and W's taps itself.
     } else if (node.opType == "Conv") {
       const reference::Tensor *w = current(1);
       int64_t groups = intAttribute(node, "group", 1);
@@ -271,6 +278,14 @@ public:
                      formats->matrixUnit != "pseudo-single"))
       return {};
     int64_t block = blockSizeOf(formats->matrixUnit);
+    if (node.opType == "Conv" && formats->packedPixels > 0)
+      return [block, unit = formats->matrixUnit, pixels = formats->packedPixels,
+              quads = formats->packedQuads](reference::KernelContext &context) {
+        return reference::blockedPackedConv(
+            context, block, pixels, quads, [&unit](double *values, unsigned n) {
+              blockFloat(unit, values, n);
+            });
+      };
     if (node.opType == "Conv")
       return [block](reference::KernelContext &context) {
         return reference::blockedConv(context, block);
@@ -348,6 +363,14 @@ bool readNodeFormats(const std::string &codegenDir,
     formats.inputs = types(kernel["input_types"]);
     formats.outputs = types(kernel.value("output_types", nlohmann::json()));
     formats.matrixUnit = text(kernel, "matrix_unit");
+    std::string packed = text(kernel, "packed_taps");
+    long long pixels = 0, quads = 0;
+    if (!packed.empty() &&
+        std::sscanf(packed.c_str(), "%lldx%lld", &pixels, &quads) == 2 &&
+        pixels > 0 && quads > 0) {
+      formats.packedPixels = pixels;
+      formats.packedQuads = quads;
+    }
     // Keyed by node and operator: the Casts the compiler puts before a
     // node carry its location too. A node some pass split into several
     // kernels keeps its first.

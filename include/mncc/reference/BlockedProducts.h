@@ -18,6 +18,8 @@
 
 #include "mncc/reference/Kernel.h"
 
+#include <functional>
+
 namespace mncc::reference {
 
 Status blockedConv(KernelContext &context, int64_t block);
@@ -25,6 +27,19 @@ Status blockedConv(KernelContext &context, int64_t block);
 /// rounded), so alpha is not applied again.
 Status blockedGemm(KernelContext &context, int64_t block, bool alphaInB);
 Status blockedMatMul(KernelContext &context, int64_t block);
+/// A 2-D Conv over packed taps (docs/codegen.md X9, the codegen's Conv
+/// with X in N, H, C, W): `pixels` output pixels along W share a row of
+/// blocks; block (kh, c, q), in that order, is the block of X's row
+/// (c, kh's input row) from element perLongWord x (the long word holding
+/// the group's first tap) + q block, zeros outside X (perLongWord = block
+/// / 4), and W's values at the elements of each pixel's taps. Both are
+/// block-floated here, by `blockFloat` (one block of n values in place),
+/// as the matrix unit's image and tiles are: X and W arrive only rounded
+/// to the operands' format.
+Status
+blockedPackedConv(KernelContext &context, int64_t block, int64_t pixels,
+                  int64_t quads,
+                  const std::function<void(double *, unsigned)> &blockFloat);
 
 } // namespace mncc::reference
 

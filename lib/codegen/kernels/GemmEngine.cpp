@@ -374,7 +374,7 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
     switch (bias.kind) {
     case BiasSpec::Kind::Row:
       for (int64_t t = 0; t < p.biasRowQuads; ++t)
-        add(t, 0, t);
+        add(t, 0, bias.rowPeriodQuads ? t % bias.rowPeriodQuads : t);
       break;
     case BiasSpec::Kind::Scalar:
       add(0, 0, 0);
@@ -578,6 +578,7 @@ std::string planKey(const ProductSpec &s) {
   appendPlanKey(key, int64_t(s.bias.kind));
   if (s.bias.kind != BiasSpec::Kind::None) {
     appendPlanKey(key, s.bias.form);
+    appendPlanKey(key, s.bias.rowPeriodQuads);
     uint32_t beta;
     std::memcpy(&beta, &s.bias.beta, sizeof beta);
     appendPlanKey(key, int64_t(beta));
@@ -1281,6 +1282,15 @@ void emitBiasMatrix(VsmWriter &out, const Plan &p) {
 } // namespace
 
 PlanCacheCounts gemm::planCacheCounts() { return planCache().counts(); }
+
+bool gemm::estimateCycles(const ProductSpec &spec, double &cycles,
+                          std::string &error) {
+  Plan p;
+  if (!makePlan(spec, p, error))
+    return false;
+  cycles = estimatedCycles(p);
+  return true;
+}
 
 bool gemm::planBLayout(const ProductSpec &spec, BLayout &layout,
                        std::string &error) {

@@ -88,6 +88,11 @@ struct ImageQuad {
   int tensor = 0;
   /// The L1B that wants it (0..7), or -1 for every L1B.
   int l1b = -1;
+  /// Long words (0..3) the quad lands shifted by: PE p of the slot takes
+  /// long word p - shift of the quad, PEs below `shift` are cleared (a
+  /// window that starts before its DRAM row: the long words before the
+  /// row are padding). `valid` counts the slot's elements.
+  int shift = 0;
 };
 
 /// The rows of A for a block of compute rows, as the engine places them in
@@ -191,6 +196,9 @@ struct BiasSpec {
   /// An initializer: staged by the host, its row padding zero (C2), so
   /// that a quad may be read whole.
   bool constant = false;
+  /// A Row bias whose quads repeat every this many N-tiles (0: they do
+  /// not): output columns (pixel, channel) of a Conv over packed taps.
+  int64_t rowPeriodQuads = 0;
 };
 
 /// One run of compute rows sharing one B (a batch of a batched MatMul).
@@ -290,6 +298,11 @@ struct BLayout {
 
 /// The plan's B layout for a spec (what packConstant must write).
 bool planBLayout(const ProductSpec &spec, BLayout &layout, std::string &error);
+/// The resident plan's estimated cycles for a spec (GemmEngine.cpp,
+/// estimatedCycles: B's stream, A's image slots, the products), to choose
+/// between two ways of casting one operator as a product.
+bool estimateCycles(const ProductSpec &spec, double &cycles,
+                    std::string &error);
 /// The DRAM image (every group the same) of all sub-problems' tiles.
 void packBImage(const ProductSpec &spec, const BLayout &layout,
                 DramImage &image);

@@ -40,6 +40,8 @@ struct SlotPlace {
   int valid = 0;
   /// The range holding the quad.
   size_t range = 0;
+  /// ImageQuad::shift.
+  int shift = 0;
 };
 struct Layout {
   std::vector<Range> ranges;
@@ -112,8 +114,8 @@ Layout layoutBySorting(const std::vector<const ImageQuad *> &section) {
     int64_t end = std::max(r.start + r.longWords, unitEnd);
     layout.longWords += end - (r.start + r.longWords);
     r.longWords = end - r.start;
-    layout.slots.push_back({q->slot, r.l2bm + (q->address - r.start),
-                            q->valid, layout.ranges.size() - 1});
+    layout.slots.push_back({q->slot, r.l2bm + (q->address - r.start), q->valid,
+                            layout.ranges.size() - 1, q->shift});
   }
   // One entry per slot, the last quad's as a map assignment would keep.
   auto bySlot = [](const SlotPlace &a, const SlotPlace &b) {
@@ -267,7 +269,7 @@ Layout layoutOf(const std::vector<const ImageQuad *> &section) {
     const Span &sp = spanOf(q);
     size_t at = size_t(sp.offset + q.address / kMvUnitLongWords - sp.first);
     layout.slots.push_back({slot, unitPlace[at] + q.address % kMvUnitLongWords,
-                            q.valid, unitRange[at]});
+                            q.valid, unitRange[at], q.shift});
   }
   return layout;
 }
@@ -292,7 +294,7 @@ bool match(const Layout &ref, const Layout &x, std::vector<int64_t> &shift,
     while (it != ref.slots.end() && it->slot < where.slot)
       ++it;
     if (it == ref.slots.end() || it->slot != where.slot ||
-        it->valid != where.valid)
+        it->valid != where.valid || it->shift != where.shift)
       return false;
     size_t i = where.range;
     int64_t delta =
@@ -604,14 +606,110 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
   };
   std::vector<Job> jobs;
   int half = 0;
+  // The l1bmm runs of four quads 4 long words apart from `source` (L1BM)
+  // to the slots each feeds, one instruction per pass (a quad feeding
+  // several slots is read once per slot).
+  using Feeds = std::vector<std::pair<int64_t, int>>;
+  auto addRuns = [&](Job &job, int64_t source,
+                     const std::array<const Feeds *, 4> &quads) -> bool {
+    for (size_t pass = 0;; ++pass) {
+      bool any = false;
+      std::array<int64_t, 4> dest;
+      std::array<int, 4> valid;
+      for (int c = 0; c < 4; ++c) {
+        dest[c] = budget.trashSlot;
+        valid[c] = 4 * unit.perLongWord;
+        if (quads[c] && pass < quads[c]->size()) {
+          dest[c] = (*quads[c])[pass].first;
+          valid[c] = (*quads[c])[pass].second;
+          any = true;
+        }
+      }
+      if (!any)
+        return true;
+      std::optional<unsigned> mask =
+          setup.laneMask(valid, unit.perLongWord, error);
+      if (!error.empty())
+        return false;
+      std::string opcode = "l1bmm";
+      if (mask)
+        opcode += "/$imr" + std::to_string(*mask);
+      job.runs.push_back(opcode + " " + l1bmOperand(source) + " " +
+                         lwAny(PeMemory::LM0, dest));
+    }
+  };
+  // A section with quads at any long word (a window read from the middle
+  // of a DRAM row) or shifted: each quad is read from the long word its
+  // PE 0 takes (ImageQuad::shift long words early), runs take four quads
+  // 4 long words apart from any start, and each piece's copy reaches a
+  // copy step past either end, so that a quad near a piece's edge is
+  // whole in the transit buffer (position `first` of a piece lands one
+  // step into its half).
+  auto addUnalignedJobs = [&](const Layout &l,
+                              const std::vector<std::pair<int, int64_t>>
+                                  &bases,
+                              bool perL1b) -> bool {
+    int64_t step = kL2bmStepLongWords;
+    int64_t halfLw = budget.l1bmLongWords / 2 / step * step;
+    int64_t inner = halfLw - 2 * step;
+    if (inner <= 0) {
+      error = "no L1BM transit buffer";
+      return false;
+    }
+    std::map<int64_t, Feeds> bySource;
+    for (const SlotPlace &where : l.slots)
+      bySource[where.l2bm - where.shift].push_back({where.slot, where.valid});
+    for (int64_t first = 0; first < l.longWords; first += inner) {
+      Job job;
+      int64_t count = std::min(inner, l.longWords - first);
+      int64_t transit = budget.l1bmBase + (half ? halfLw : 0);
+      half ^= 1;
+      int64_t from = std::max<int64_t>(0, first - step);
+      int64_t to = std::min(l.longWords, first + count + step);
+      for (int64_t o = from; o < to; o += step)
+        for (const auto &[k, base] : bases)
+          job.copies.push_back(
+              (perL1b ? "l2bmb@" + std::to_string(k) : std::string("l2bmb")) +
+              " " + l2bmOperand(base + o) + " " +
+              l1bmOperand(transit + step + (o - first)));
+      // This piece's sources (the first piece's also those before the
+      // section: a shifted quad at its start), by long word mod 4.
+      auto lo = first == 0 ? bySource.begin() : bySource.lower_bound(first);
+      auto hi = bySource.lower_bound(first + count);
+      std::array<std::vector<int64_t>, 4> classes;
+      for (auto it = lo; it != hi; ++it)
+        classes[size_t(((it->first % kQuadLongWords) + kQuadLongWords) %
+                       kQuadLongWords)]
+            .push_back(it->first);
+      for (const std::vector<int64_t> &sources : classes)
+        for (size_t i = 0; i < sources.size();) {
+          int64_t start = sources[i];
+          std::array<const Feeds *, 4> quads{};
+          for (int c = 0; c < 4; ++c)
+            if (i < sources.size() &&
+                sources[i] == start + c * kQuadLongWords)
+              quads[size_t(c)] = &bySource[sources[i++]];
+          if (!addRuns(job, transit + step + (start - first), quads))
+            return false;
+        }
+      jobs.push_back(std::move(job));
+    }
+    return true;
+  };
   auto addJobs = [&](const Layout &l,
                      const std::vector<std::pair<int, int64_t>> &bases,
                      bool perL1b) -> bool {
+    int perLw = unit.perLongWord;
+    bool aligned = std::all_of(
+        l.slots.begin(), l.slots.end(), [](const SlotPlace &where) {
+          return where.l2bm % kQuadLongWords == 0 && where.shift == 0;
+        });
+    if (!aligned)
+      return addUnalignedJobs(l, bases, perL1b);
     // Which slots each quad position of the section feeds.
     std::map<int64_t, std::vector<std::pair<int64_t, int>>> feeds;
     for (const SlotPlace &where : l.slots)
       feeds[where.l2bm / kQuadLongWords].push_back({where.slot, where.valid});
-    int perLw = unit.perLongWord;
     for (int64_t first = 0; first < l.longWords; first += piece) {
       Job job;
       int64_t count = std::min(piece, l.longWords - first);
@@ -706,6 +804,37 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
         dest[c] = i + c < slots.size() ? slots[i + c] : slots[i];
       out.step({"zero " + lwAny(PeMemory::LM0, dest) + "/$imr" +
                 std::to_string(entry)});
+    }
+    out.nop(2);
+  }
+  // The long words of shifted quads before their DRAM row: cleared PE by
+  // PE once their l1bmm writes have landed.
+  std::array<std::vector<int64_t>, kQuadLongWords - 1> below;
+  auto belowOf = [&](const Layout &l) {
+    for (const SlotPlace &where : l.slots)
+      for (int pe = 0; pe < where.shift && pe < int(below.size()); ++pe)
+        below[size_t(pe)].push_back(where.slot);
+  };
+  belowOf(layout.shared);
+  if (layout.distinct)
+    belowOf(layout.l1b);
+  bool landed = false;
+  for (size_t pe = 0; pe < below.size(); ++pe) {
+    const std::vector<int64_t> &slots = below[pe];
+    if (slots.empty())
+      continue;
+    std::optional<unsigned> entry = setup.peMask(unsigned(pe), error);
+    if (!entry)
+      return false;
+    if (!landed)
+      out.nop(2);
+    landed = true;
+    for (size_t i = 0; i < slots.size(); i += 4) {
+      std::array<int64_t, 4> dest;
+      for (size_t c = 0; c < 4; ++c)
+        dest[c] = i + c < slots.size() ? slots[i + c] : slots[i];
+      out.step({"zero " + lwAny(PeMemory::LM0, dest) + "/$imr" +
+                std::to_string(*entry)});
     }
     out.nop(2);
   }

@@ -220,6 +220,8 @@ bool plan(const ProductSpec &s, SplitPlan &p) {
     return false;
   if (bias.kind != BiasSpec::Kind::None && bias.form.type != u.type)
     return false;
+  if (bias.rowPeriodQuads != 0)
+    return false;
   const DramForm &C = s.out;
   p.spec = &s;
   p.unit = &u;

@@ -131,6 +131,112 @@ Status reference::blockedConv(KernelContext &context, int64_t block) {
   return Status::success();
 }
 
+Status reference::blockedPackedConv(
+    KernelContext &context, int64_t block, int64_t pixels, int64_t quads,
+    const std::function<void(double *, unsigned)> &blockFloat) {
+  const Value *xv = context.input(0), *wv = context.input(1);
+  const Value *bv = context.numInputs() > 2 ? context.input(2) : nullptr;
+  if (!xv || !wv || !xv->isTensor() || !wv->isTensor() || block < 4 ||
+      block % 4 || pixels < 1 || quads < 1)
+    return opError(context, "needs X and W");
+  const Tensor &x = xv->tensor, &w = wv->tensor;
+  int64_t groups = context.getInt("group", 1);
+  if (x.rank() != 4 || w.rank() != 4 || groups < 1 || w.shape()[0] % groups ||
+      x.shape()[1] != w.shape()[1] * groups)
+    return opError(context, "X, W and group do not agree");
+  std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  Window win;
+  if (Status status = resolveWindow(context, spatial, kernel, false, true, win);
+      !status.ok())
+    return status;
+  int64_t batches = x.shape()[0], channels = x.shape()[1];
+  int64_t outChannels = w.shape()[0], groupChannels = w.shape()[1];
+  int64_t perGroup = outChannels / groups;
+  int64_t inH = win.in[1], inW = win.in[2], outH = win.out[1],
+          outW = win.out[2];
+  int64_t kh = win.kernel[1], kw = win.kernel[2];
+  if (outW % pixels)
+    return opError(context, "an output width the packed pixels do not divide");
+  int64_t perLw = block / 4;
+  int64_t padLeft = win.padBegin[2];
+  int64_t phase = ((-padLeft) % perLw + perLw) % perLw;
+  std::vector<double> xs = asDoubles(x), ws = asDoubles(w), bs;
+  if (bv && bv->isTensor())
+    bs = asDoubles(bv->tensor);
+  // W's blocks, [kh][c][q] by (pixel, m), block-floated once.
+  int64_t kChunks = kh * channels * quads;
+  std::vector<double> wb(size_t(kChunks * pixels * outChannels * block), 0.0);
+  for (int64_t kc = 0; kc < kChunks; ++kc) {
+    int64_t r = kc / (channels * quads), c = kc / quads % channels,
+            q = kc % quads;
+    for (int64_t g = 0; g < pixels; ++g)
+      for (int64_t m = 0; m < outChannels; ++m) {
+        double *values =
+            &wb[size_t(((kc * pixels + g) * outChannels + m) * block)];
+        if (c / groupChannels != m / perGroup)
+          continue;
+        for (int64_t e = 0; e < block; ++e) {
+          int64_t offset = q * block + e - phase - g * win.stride[2];
+          if (offset < 0 || offset % win.dilation[2] ||
+              offset / win.dilation[2] >= kw)
+            continue;
+          values[e] = ws[size_t(
+              ((m * groupChannels + c % groupChannels) * kh + r) * kw +
+              offset / win.dilation[2])];
+        }
+        blockFloat(values, unsigned(block));
+      }
+  }
+  std::vector<double> out(size_t(batches * outChannels * outH * outW));
+  std::vector<float> acc(size_t(pixels * outChannels));
+  std::vector<double> a(static_cast<size_t>(block), 0.0);
+  for (int64_t n = 0; n < batches; ++n)
+    for (int64_t oh = 0; oh < outH; ++oh)
+      for (int64_t b = 0; b < outW / pixels; ++b) {
+        for (int64_t g = 0; g < pixels; ++g)
+          for (int64_t m = 0; m < outChannels; ++m)
+            acc[size_t(g * outChannels + m)] =
+                bs.empty() ? 0.0f : float(bs[size_t(m)]);
+        int64_t start = b * pixels * win.stride[2] - padLeft;
+        int64_t firstLw = (start - phase) / perLw;
+        for (int64_t kc = 0; kc < kChunks; ++kc) {
+          int64_t r = kc / (channels * quads), c = kc / quads % channels,
+                  q = kc % quads;
+          int64_t ih =
+              oh * win.stride[1] - win.padBegin[1] + r * win.dilation[1];
+          // A block of zeros adds nothing.
+          if (ih < 0 || ih >= inH)
+            continue;
+          int64_t first = (firstLw + 4 * q) * perLw;
+          for (int64_t e = 0; e < block; ++e) {
+            int64_t iw = first + e;
+            a[size_t(e)] =
+                iw >= 0 && iw < inW
+                    ? xs[size_t(((n * channels + c) * inH + ih) * inW + iw)]
+                    : 0.0;
+          }
+          blockFloat(a.data(), unsigned(block));
+          for (int64_t g = 0; g < pixels; ++g)
+            for (int64_t m = 0; m < outChannels; ++m) {
+              const double *values =
+                  &wb[size_t(((kc * pixels + g) * outChannels + m) * block)];
+              double sum = 0;
+              for (int64_t e = 0; e < block; ++e)
+                sum += a[size_t(e)] * values[e];
+              float &accumulator = acc[size_t(g * outChannels + m)];
+              accumulator = accumulate(accumulator, sum);
+            }
+        }
+        for (int64_t g = 0; g < pixels; ++g)
+          for (int64_t m = 0; m < outChannels; ++m)
+            out[size_t(((n * outChannels + m) * outH + oh) * outW + b * pixels +
+                       g)] = acc[size_t(g * outChannels + m)];
+      }
+  context.setOutput(0, fromDoubles(out, {batches, outChannels, outH, outW}));
+  return Status::success();
+}
+
 namespace {
 
 /// C[r, n] = start(r, n) + sum over k of A(r, k) B(k, n), blocked.

@@ -38,6 +38,9 @@ struct ConvCase {
   std::string autoPad = "NOTSET";
   /// W an initializer (else a graph input, read at run time).
   bool constantW = true;
+  /// Expected to take the packed taps (X in N, H, C, W; docs/codegen.md
+  /// X9), else not checked.
+  bool packed = false;
 };
 
 reference::Attribute intsAttr(std::vector<int64_t> v) {
@@ -123,7 +126,16 @@ void expectMatchesTheReference(const ConvCase &c) {
       std::fclose(f);
     }
   }
-  EXPECT_EQ(run.description.generator, "conv");
+  // A depthwise layer is the depthwise kernel's where it fits (its own
+  // DepthwiseTest), the conv kernel's otherwise.
+  bool depthwise = c.group > 1 && c.group == c.x[1] && c.group == c.w[0];
+  if (!depthwise || run.description.generator != "depthwise") {
+    EXPECT_EQ(run.description.generator, "conv");
+  }
+  if (c.packed) {
+    EXPECT_NE(run.description.variant.find("packed taps"), std::string::npos)
+        << run.description.variant;
+  }
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   int64_t k = c.w[1] * c.w[2] * c.w[3];
   double rootK = std::sqrt(double(k));
@@ -268,6 +280,62 @@ INSTANTIATE_TEST_SUITE_P(
         with(conv("conv2_double", {16, 16, 16, 16}, {32, 16, 3, 3}, D,
                   {1, 1, 1, 1}),
              1, true)),
+    [](const ::testing::TestParamInfo<ConvCase> &info) {
+      return std::string(info.param.name);
+    });
+
+ConvCase packed(ConvCase c) {
+  c.packed = true;
+  return c;
+}
+
+// Few channels: the taps packed into the quads of X's rows in N, H, C, W
+// (G output pixels a compute row, a window row of one channel a quad),
+// with every border: windows starting before their row (shifted quads),
+// reaching past W (cleared elements) and past the tensor's last row, odd
+// strides, pads and dilations, groups, and a batch over four groups.
+INSTANTIATE_TEST_SUITE_P(
+    PackedTaps, ConvKernel,
+    ::testing::Values(
+        // ResNet-18/50's first convolution at batch 1 and MobileNetV2's.
+        packed(with(conv("resnet_conv1_half", {1, 3, 224, 224}, {64, 3, 7, 7},
+                         H, {3, 3, 3, 3}, {2, 2}),
+                    1, true)),
+        // MobileNetV2's: the engine's estimate keeps im2col (its L1Bs load
+        // their own rows there), within 7% of the packed cycles.
+        with(conv("mobilenet_conv1_half", {1, 3, 224, 224}, {32, 3, 3, 3}, H,
+                  {1, 1, 1, 1}, {2, 2}),
+             1, true),
+        packed(with(conv("odd_width_half", {1, 3, 9, 17}, {16, 3, 3, 5}, H,
+                         {0, 2, 0, 1}, {2, 1}),
+                    1, true)),
+        packed(with(conv("two_channels_7_wide_half", {1, 2, 20, 32},
+                         {16, 2, 5, 7}, H, {2, 3, 2, 3}, {1, 2}),
+                    1, true, {2, 1})),
+        packed(with(conv("grouped_7_wide_half", {2, 4, 10, 24},
+                         {32, 2, 3, 7}, H, {1, 3, 1, 3}),
+                    2, false)),
+        with(conv("five_channels_5x5_half", {1, 5, 11, 32}, {16, 5, 5, 5}, H,
+                  {2, 2, 2, 2}),
+             1, false),
+        packed(with(conv("one_channel_7x7_stride3_half", {1, 1, 16, 48},
+                         {16, 1, 7, 7}, H, {3, 3, 3, 3}, {3, 3}),
+                    1, true)),
+        with(conv("batch4_groups_half", {4, 3, 12, 16}, {16, 3, 3, 3}, H,
+                  {1, 1, 1, 1}),
+             1, true),
+        packed(with(conv("one_channel_stride3_single", {1, 1, 13, 23},
+                         {16, 1, 5, 3}, S, {2, 1, 0, 2}, {1, 3}),
+                    1, true, {1, 2})),
+        packed(with(conv("resnet_conv1_single", {1, 3, 56, 56}, {16, 3, 7, 7},
+                         S, {3, 3, 3, 3}, {2, 2}),
+                    1, true)),
+        packed(with(conv("two_channels_double", {1, 2, 10, 16}, {8, 2, 3, 3},
+                         D, {1, 0, 1, 2}, {2, 1}),
+                    1, true)),
+        packed(with(conv("one_channel_5x5_double", {1, 1, 12, 16},
+                         {8, 1, 5, 5}, D, {2, 2, 2, 2}),
+                    1, true))),
     [](const ::testing::TestParamInfo<ConvCase> &info) {
       return std::string(info.param.name);
     });

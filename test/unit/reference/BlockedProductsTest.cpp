@@ -14,6 +14,7 @@
 
 #include "mncc/reference/BlockedProducts.h"
 
+#include <algorithm>
 #include <random>
 
 using namespace mncc::reference;
@@ -149,6 +150,73 @@ TEST(BlockedProducts, GroupedConvBlocksStartAtTheGroupsChannels) {
   oneBlock.setInt("group", 2);
   ASSERT_TRUE(blockedConv(oneBlock, 32).ok());
   EXPECT_EQ(oneBlock.outputTensor(0).elementAsDouble(1), 1.0);
+}
+
+// A Conv over packed taps (codegen's Conv with X in N, H, C, W): with
+// block floats that change nothing it is ONNX's Conv, whatever the pixels
+// per row and quads per window row; its X blocks are runs of 16 of one
+// channel's input row, from the long word (4 halves) holding a group's
+// first tap, zeros outside X.
+TEST(BlockedProducts, PackedConvIsOnnxConv) {
+  auto keep = [](double *, unsigned) {};
+  // ResNet's first convolution, smaller: 4 pixels a row, 1 quad.
+  expectLikeOnnx(
+      "Conv", {{1, 3, 12, 16}, {16, 3, 7, 7}, {16}},
+      [](SimpleKernelContext &context) {
+        context.setInts("strides", {2, 2});
+        context.setInts("pads", {3, 3, 3, 3});
+      },
+      [&](KernelContext &context) {
+        return blockedPackedConv(context, 16, 4, 1, keep);
+      });
+  // Grouped, dilated, stride 3, 2 pixels over 2 quads of 8 (single).
+  expectLikeOnnx(
+      "Conv", {{2, 4, 9, 23}, {8, 2, 3, 3}},
+      [](SimpleKernelContext &context) {
+        context.setInt("group", 2);
+        context.setInts("strides", {1, 3});
+        context.setInts("dilations", {2, 2});
+        context.setInts("pads", {2, 1, 0, 2});
+      },
+      [&](KernelContext &context) {
+        return blockedPackedConv(context, 8, 2, 2, keep);
+      });
+}
+
+TEST(BlockedProducts, PackedConvBlocksAreRunsOfAnInputRow) {
+  // X[0, 0, 0, w] = w + 1 (one channel, one row), W ones, pads 3, stride
+  // 2, 4 pixels a row: the first group's window starts at w = -3, in the
+  // long word of w = -4 .. -1, so its block is 4 zeros, then w 0 .. 11;
+  // the next group's starts 8 elements on.
+  std::vector<double> xs(16);
+  for (int64_t w = 0; w < 16; ++w)
+    xs[size_t(w)] = double(w + 1);
+  std::vector<Value> inputs = {
+      Value(make(DType::Float32, {1, 1, 1, 16}, xs)),
+      Value(make(DType::Float32, {4, 1, 1, 7}, std::vector<double>(28, 1.0)))};
+  SimpleKernelContext context("Conv", inputs, 1);
+  context.setInts("strides", {1, 2});
+  context.setInts("pads", {0, 3, 0, 3});
+  std::vector<std::vector<double>> xBlocks;
+  Status status =
+      blockedPackedConv(context, 16, 4, 1, [&](double *values, unsigned n) {
+        std::vector<double> block(values, values + n);
+        // W's blocks hold only ones and zeros.
+        if (std::any_of(block.begin(), block.end(),
+                        [](double v) { return v > 1; }))
+          xBlocks.push_back(block);
+      });
+  ASSERT_TRUE(status.ok()) << status.message();
+  ASSERT_EQ(xBlocks.size(), 2u);
+  std::vector<double> first(16, 0.0), second(16, 0.0);
+  for (int64_t e = 4; e < 16; ++e)
+    first[size_t(e)] = double(e - 4 + 1);
+  for (int64_t e = 0; e < 12; ++e)
+    second[size_t(e)] = double(e + 4 + 1);
+  EXPECT_EQ(xBlocks[0], first);
+  EXPECT_EQ(xBlocks[1], second);
+  // Y[0, m, 0, 0] sums w -3 .. 3: 1 + 2 + 3 + 4.
+  EXPECT_EQ(context.outputTensor(0).elementAsDouble(0), 10.0);
 }
 
 TEST(BlockedProducts, BadOperandsAreErrors) {
