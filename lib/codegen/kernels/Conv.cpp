@@ -512,6 +512,7 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
   s.unit = &unit;
   s.outType = p.outType;
   s.out = r.outputs[0].form;
+  s.activation = r.activation;
   if (p.packed) {
     if (!packedTaps(p, p.taps)) {
       error = "X in N, H, C, W for a Conv whose taps do not pack";
@@ -542,7 +543,6 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
   s.k = p.kh * p.kw * p.c;
   s.bBase = p.weights->form.base;
   s.subProblems.push_back({0, p.n * p.oh * p.ow, 0});
-  s.activation = r.activation;
   if (p.bias) {
     s.bias.kind = p.m > 1 ? BiasSpec::Kind::Row : BiasSpec::Kind::Scalar;
     s.bias.form = p.bias->form;
