@@ -1,10 +1,10 @@
-//===- FuseEpilogues.cpp - Activations and Casts done by the kernel before ===//
+//===- FuseEpilogues.cpp - Activations clamped by the kernel before -------===//
 //
 // Under the always_from_dram schedule every kernel reads its inputs from
 // DRAM and writes its outputs back, so a Relu after a Conv costs a whole
-// pass over the tensor in DRAM, and so does the Cast float_dtype=mixed puts
-// after every half product. When the kernel before can clamp its results,
-// or store them in the Cast's format, as it writes them, that pass goes.
+// pass over the tensor in DRAM (and, under float_dtype=mixed, the two Casts
+// around it). When the kernel before can clamp its results as it writes
+// them, that pass goes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,9 +60,10 @@ clampOf(const KernelRequest &request) {
   return bounds;
 }
 
-/// The same tensor in DRAM but perhaps for the element format.
-bool sameGeometry(const DramForm &a, const DramForm &b) {
-  return a.shape == b.shape && a.order == b.order && a.groups == b.groups;
+/// The same DRAM form, but for the base.
+bool sameForm(const DramForm &a, const DramForm &b) {
+  return a.type == b.type && a.shape == b.shape && a.order == b.order &&
+         a.groups == b.groups;
 }
 
 /// What the folds need to know about the schedule, kept up to date as
@@ -74,25 +75,7 @@ struct Folder {
 
   LogicalResult tryFold(l3::KernelOp consumer, SymbolTable &symbols,
                         Builder &builder);
-  /// The PE steps of a kernel as it stands (its generator's emission,
-  /// thrown away); -1 when it does not emit.
-  int64_t stepsOf(l3::KernelOp kernel);
 };
-
-int64_t Folder::stepsOf(l3::KernelOp kernel) {
-  const KernelGenerator *generator =
-      kernel.getGenerator() ? findGeneratorByName(*kernel.getGenerator())
-                            : nullptr;
-  FailureOr<KernelRequest> request = requestForKernel(kernel, constants);
-  if (!generator || failed(request))
-    return -1;
-  VsmWriter scratch;
-  KernelDescription description;
-  std::string error;
-  if (!generator->emit(*request, scratch, description, error))
-    return -1;
-  return scratch.steps();
-}
 
 class FuseEpiloguesPass
     : public mncc::l3::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
@@ -118,9 +101,7 @@ public:
         ++uses[alias.getAttr()];
     });
 
-    // Activations first: a Relu between a product and the Cast after it
-    // goes into the product before the Cast does.
-    for (StringRef opType : {"Relu", "Clip", "Cast"}) {
+    for (StringRef opType : {"Relu", "Clip"}) {
       SmallVector<l3::KernelOp> consumers;
       module.walk([&](l3::KernelOp kernel) {
         if (kernel.getOpType() == opType && kernel.getGenerator() &&
@@ -136,8 +117,8 @@ public:
 
 } // namespace
 
-/// Folds `consumer` (a Relu, Clip or Cast) into the kernel that writes its
-/// input when that kernel's generator emits the combined request.
+/// Folds `consumer` (a Relu or Clip) into the kernel that writes its input
+/// when that kernel's generator clamps and emits the combined request.
 LogicalResult Folder::tryFold(l3::KernelOp consumer, SymbolTable &symbols,
                               Builder &builder) {
   if (consumer.getInputs().empty() || consumer.getOutputs().size() != 1)
@@ -160,25 +141,15 @@ LogicalResult Folder::tryFold(l3::KernelOp consumer, SymbolTable &symbols,
   if (!generator || failed(folded) || failed(request))
     return failure();
   DramForm from = formOfBuffer(buffer), to = formOfBuffer(output);
-  if (!sameGeometry(from, to))
+  if (!sameForm(from, to))
     return success();
 
-  std::optional<reference::FusedActivation> bounds;
-  if (consumer.getOpType() == "Cast") {
-    // The producer stores its result in the Cast's format instead:
-    // rounded once from what it computes (a half product's single
-    // accumulators kept as they are, for example).
-    if (!isFloatingDeviceType(from.type) || !isFloatingDeviceType(to.type))
-      return success();
-    request->outputs[0] = folded->outputs[0];
-  } else {
-    bounds = clampOf(*folded);
-    if (!bounds || producer.getActivation() || from.type != to.type)
-      return success();
-    request->activation = KernelActivation{folded->opType, *bounds};
-    if (!generator->fusesActivation(*request))
-      return success();
-  }
+  std::optional<reference::FusedActivation> bounds = clampOf(*folded);
+  if (!bounds || producer.getActivation())
+    return success();
+  request->activation = KernelActivation{folded->opType, *bounds};
+  if (!generator->fusesActivation(*request))
+    return success();
   // A constant the producer packs in its own arrangement may be packed
   // differently for the new request: it must be the producer's alone.
   for (Attribute input : producer.getInputs()) {
@@ -192,23 +163,12 @@ LogicalResult Folder::tryFold(l3::KernelOp consumer, SymbolTable &symbols,
   if (!generator->matches(*request, whyNot) ||
       !generator->emit(*request, scratch, description, whyNot))
     return success();
-  if (!bounds) {
-    // Another output format may cost the producer more than the Cast
-    // saves (a half product's single accumulators take twice the
-    // registers, so fewer rows a block): fold only when the steps drop.
-    int64_t before = stepsOf(producer);
-    int64_t cast = stepsOf(consumer);
-    if (before < 0 || cast < 0 || scratch.steps() >= before + cast)
-      return success();
-  }
 
   producer.setOutputsAttr(builder.getArrayAttr({result}));
   writers[rootOf(result)] = {producer};
-  if (bounds) {
-    producer.setActivationAttr(builder.getStringAttr(folded->opType));
-    producer.setActivationBoundsAttr(
-        builder.getDenseF32ArrayAttr({bounds->lo, bounds->hi}));
-  }
+  producer.setActivationAttr(builder.getStringAttr(folded->opType));
+  producer.setActivationBoundsAttr(
+      builder.getDenseF32ArrayAttr({bounds->lo, bounds->hi}));
   for (auto [i, input] : llvm::enumerate(producer.getInputs())) {
     auto constant = symbols.lookup<l3::BufferOp>(rootOf(input));
     if (!constant || !constant.getArrangement())
@@ -227,9 +187,8 @@ LogicalResult Folder::tryFold(l3::KernelOp consumer, SymbolTable &symbols,
   // only by it, go with it.
   if (auto flops = consumer->getAttrOfType<IntegerAttr>("flops")) {
     auto own = producer->getAttrOfType<IntegerAttr>("flops");
-    producer->setAttr("flops",
-                      builder.getI64IntegerAttr(
-                          flops.getInt() + (own ? own.getInt() : 0)));
+    producer->setAttr("flops", builder.getI64IntegerAttr(
+                                   flops.getInt() + (own ? own.getInt() : 0)));
   }
   SmallVector<Attribute> clipBounds(llvm::drop_begin(consumer.getInputs()));
   consumer.erase();

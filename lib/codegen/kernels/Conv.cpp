@@ -52,9 +52,7 @@ struct PackedTaps {
 };
 
 struct ConvProblem {
-  /// The operands' format, and Y's.
   DeviceType type = DeviceType::Half;
-  DeviceType outType = DeviceType::Half;
   int64_t n = 0, c = 0, h = 0, w = 0;
   int64_t m = 0, kh = 0, kw = 0, group = 1;
   int64_t oh = 0, ow = 0;
@@ -108,14 +106,9 @@ bool analyse(const KernelRequest &r, ConvProblem &p, std::string &whyNot) {
     return false;
   }
   const DramForm &y = r.outputs[0].form;
-  // Half products may keep their single accumulators as Y (float_dtype
-  // mixed when Y's users compute in single).
-  p.outType = y.type;
-  if (p.weights->form.type != p.type ||
-      (y.type != p.type &&
-       !(p.type == DeviceType::Half && y.type == DeviceType::Single)) ||
+  if (p.weights->form.type != p.type || y.type != p.type ||
       (p.bias && p.bias->form.type != p.type)) {
-    whyNot = "X, W and B of one format, Y of theirs (or single of half)";
+    whyNot = "X, W, B and Y of one format";
     return false;
   }
   const std::vector<int64_t> &xs = p.x->form.shape, &ws = p.weights->form.shape;
@@ -510,7 +503,7 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
   const MatrixUnit &unit = matrixUnitFor(p.type);
   ProductSpec &s = built.spec;
   s.unit = &unit;
-  s.outType = p.outType;
+  s.outType = p.type;
   s.out = r.outputs[0].form;
   s.activation = r.activation;
   if (p.packed) {

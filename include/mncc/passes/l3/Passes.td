@@ -48,21 +48,17 @@ def SelectKernels : Pass<"mncc-select-kernels", "mlir::ModuleOp"> {
 }
 
 def FuseEpilogues : Pass<"mncc-fuse-epilogues", "mlir::ModuleOp"> {
-  let summary = "Folds a Relu, Clip or Cast into the device kernel before it";
+  let summary = "Folds a Relu or Clip into the device kernel before it";
   let description = [{
-    A consumer whose input is a temporary buffer written by one device
-    kernel and read by nothing else, and whose output has the same DRAM
-    geometry, is folded into that kernel when its generator emits the
-    combined request (docs/codegen.md L2a):
-    - a Relu, or a Clip of constant or absent bounds, when the generator
-      clamps as it stores (`KernelGenerator::fusesActivation`: conv and
-      elementwise today); the kernel gets `activation` and
-      `activation_bounds`;
-    - a Cast between floating formats, the kernel then storing its result
-      in the Cast's format, when that costs fewer steps than the kernel and
-      the Cast apart.
-    The kernel then writes the consumer's output buffer; the consumer and
-    the buffer between them go. Runs after mncc-select-kernels.
+    A Relu, or a Clip of constant or absent bounds, whose input is a
+    temporary buffer written by one device kernel and read by nothing else,
+    and whose output has the same DRAM form, is folded into that kernel
+    when its generator clamps as it stores
+    (`KernelGenerator::fusesActivation`: conv, gemm and elementwise today)
+    and emits the combined request (docs/codegen.md L2a). The kernel then
+    writes the activation's output buffer, with `activation` and
+    `activation_bounds` set; the activation's kernel and the buffer between
+    them go. Runs after mncc-select-kernels.
 
     Example: `l3.kernel "Conv" ... -> [@t]` and `l3.kernel "Relu" ... [@t]
     -> [@y]` become `l3.kernel "Conv" ... -> [@y] {activation = "Relu",
