@@ -68,6 +68,7 @@ struct Case {
   std::vector<int64_t> output;
   double flops = 0;
   std::vector<int64_t> pads;
+  int64_t stride = 1;
   /// The reference value of output element `i` (row-major), in double.
   double (*expected)(const Case &, int64_t) = nullptr;
   int64_t m = 0, n = 0, k = 0;
@@ -94,7 +95,7 @@ double convExpected(const Case &c, int64_t i) {
   for (int64_t ch = 0; ch < C; ++ch)
     for (int64_t kh = 0; kh < KH; ++kh)
       for (int64_t kw = 0; kw < KW; ++kw) {
-        int64_t ih = oh + kh - pad, iw = ow + kw - pad;
+        int64_t ih = oh * c.stride + kh - pad, iw = ow * c.stride + kw - pad;
         if (ih < 0 || ih >= H || iw < 0 || iw >= W)
           continue;
         sum += double(x.data<float>()[((n * C + ch) * H + ih) * W + iw]) *
@@ -109,6 +110,7 @@ bool runCase(Case &c) {
   r.nodeName = c.name;
   if (!c.pads.empty())
     r.attributes["pads"] = ints(c.pads);
+  r.attributes["strides"] = ints({c.stride, c.stride});
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     KernelTensor t;
     t.name = "in" + std::to_string(i);
@@ -251,7 +253,8 @@ Case gemm(int64_t m, int64_t k, int64_t n, bool bias) {
   return c;
 }
 
-Case conv(std::vector<int64_t> x, std::vector<int64_t> w, int64_t pad) {
+Case conv(std::vector<int64_t> x, std::vector<int64_t> w, int64_t pad,
+          int64_t stride = 1) {
   Case c;
   c.name = "conv [" + std::to_string(x[0]) + "," + std::to_string(x[1]) + "," +
            std::to_string(x[2]) + "," + std::to_string(x[3]) + "] " +
@@ -260,9 +263,13 @@ Case conv(std::vector<int64_t> x, std::vector<int64_t> w, int64_t pad) {
   c.op = "Conv";
   c.inputs = {randomTensor(x, 4), randomTensor(w, 5),
               randomTensor({w[0]}, 6)};
-  int64_t oh = x[2] + 2 * pad - w[2] + 1, ow = x[3] + 2 * pad - w[3] + 1;
+  int64_t oh = (x[2] + 2 * pad - w[2]) / stride + 1,
+          ow = (x[3] + 2 * pad - w[3]) / stride + 1;
   c.output = {x[0], w[0], oh, ow};
   c.pads = {pad, pad, pad, pad};
+  c.stride = stride;
+  if (stride != 1)
+    c.name += " /" + std::to_string(stride);
   c.flops = 2.0 * x[0] * w[0] * oh * ow * w[1] * w[2] * w[3];
   c.expected = convExpected;
   return c;
@@ -309,6 +316,9 @@ int main(int argc, char **argv) {
     // ResNet-18's layer3 3x3 convolution.
     Case d = conv({1, 256, 14, 14}, {256, 256, 3, 3}, 1);
     ok &= runCase(d);
+    // ResNet's first convolution: three channels, packed taps (X15).
+    Case e = conv({1, 3, 224, 224}, {64, 3, 7, 7}, 3, 2);
+    ok &= runCase(e);
   }
   return ok ? 0 : 1;
 }

@@ -1,10 +1,9 @@
-//===- Depthwise.cpp - Depthwise convolutions in vector mode
-//---------------===//
+//===- Depthwise.cpp - Depthwise convolutions in vector mode -------------===//
 //
 // A Conv with group = C = M (W [C, 1, KH, KW], a constant) on the MAU's
 // vector unit, with work proportional to its taps: the dense product of
 // the conv kernel multiplies C times as many zeros as real taps (docs/
-// codegen.md X9, D1-D8). X and Y in NHWC.
+// codegen.md X9, D1-D9). X and Y in NHWC.
 //
 //  * A work item is a block of output rows of one image; each L1B takes
 //    one a round, from the images in its group's DRAM where it can (the
@@ -23,10 +22,11 @@
 //  * Half accumulates in single (hvfma: exact products) from the bias and
 //    rounds once into half; single and double accumulate in their format
 //    (D5). The results go MAB by MAB (l1bmm@m) into an L1BM image of the
-//    item's rows in NHWC, l2bm@k into the L2BM, and MV into an image of
-//    Y's block in the PDM, in ascending order (a transfer's tail past the
-//    item is overwritten by the items after it); the image goes to DRAM
-//    once at the end (D6).
+//    item's rows in NHWC, l2bm@k into the L2BM, and MV into Y (when every
+//    item starts an MV unit) or an image of Y's block in the PDM, in
+//    ascending order (a transfer's tail past the item is overwritten by
+//    the items after it); the image goes on to DRAM as it holds for good
+//    (D6).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,7 @@
 #include "MathLib.h"
 
 #include "mncc/codegen/Transfer.h"
+#include "mncc/target/MNCore2.h"
 
 #include <algorithm>
 #include <array>
@@ -47,11 +48,16 @@ using namespace mncc::codegen;
 
 namespace {
 
-constexpr int64_t kLmLongWords = 2048;
-constexpr int64_t kGrfLongWords = 256;
-constexpr int64_t kPdmLongWords = 512 * 1024;
-constexpr int64_t kItemsPerRound = 64; // one per L1B of the board
-constexpr int64_t kLanes = 64;         // 16 MABs x 4 cycles
+constexpr int64_t kLmLongWords = target::LmLongWords;
+constexpr int64_t kGrfLongWords =
+    target::GrfWords * target::WordBytes / target::LongWordBytes;
+constexpr int64_t kPdmLongWords = target::PdmLongWords;
+/// One item per L1B a round: of the board, or of one group.
+constexpr int64_t kItemsPerRound = target::NumL1bs;
+constexpr int64_t kL1bsPerGroup = target::L2bsPerGroup * target::L1bsPerL2b;
+constexpr int64_t kMabs = target::MabsPerL1b;
+/// A set's lanes: the MABs of an L1B by the cycles of a step.
+constexpr int64_t kLanes = kMabs * target::CyclesPerStep;
 /// GRF1: T's table (one long word per cycle) at 0, the accumulators from
 /// long word 8 (double long words aligned).
 constexpr int64_t kGrf1Table = 0;
@@ -216,9 +222,9 @@ struct Plan {
           weightImageLongWords = 0, biasOffset = 0, biasLongWords = 0,
           imageLongWords = 0;
   std::vector<Item> items;
-  /// How items meet L1Bs (D2): X in group 0's DRAM only, its 16 L1Bs take
-  /// 16 items a round (the links to the other groups carry 8 long words
-  /// a cycle and hold group 0's DRAM meanwhile); X and Y holding the same
+  /// How items meet L1Bs (D2): X in group 0's DRAM only, its sixteen L1Bs
+  /// take sixteen items a round (the links to the other groups carry 8 long
+  /// words a cycle and hold group 0's DRAM meanwhile); X and Y holding the same
   /// images in each of the four groups, each group's L1Bs take its own
   /// images' items; else any item any L1B, 64 a round.
   enum class Placement {
@@ -238,11 +244,12 @@ struct Plan {
     if (placement == Placement::Anywhere) {
       index = size_t(round * kItemsPerRound + slot);
     } else {
-      int64_t group = slot / 16;
+      int64_t group = slot / kL1bsPerGroup;
       if (placement == Placement::GroupZero && group != 0)
         return nullptr;
-      index = size_t(group * imagesPerGroupItems + round * 16 + slot % 16);
-      if (round * 16 + slot % 16 >= itemsInGroup(group))
+      int64_t inGroup = round * kL1bsPerGroup + slot % kL1bsPerGroup;
+      index = size_t(group * imagesPerGroupItems + inGroup);
+      if (inGroup >= itemsInGroup(group))
         return nullptr;
     }
     return index < items.size() ? &items[index] : nullptr;
@@ -329,9 +336,9 @@ bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
   auto roundsOf = [&](int64_t rows) {
     int64_t perImage = ceilDiv(g.oh, rows);
     if (p.placement == Placement::GroupZero)
-      return ceilDiv(g.n * perImage, 16);
+      return ceilDiv(g.n * perImage, kL1bsPerGroup);
     if (p.placement == Placement::ByGroup)
-      return ceilDiv(p.imagesPerGroup * perImage, 16);
+      return ceilDiv(p.imagesPerGroup * perImage, kL1bsPerGroup);
     return ceilDiv(g.n * perImage, kItemsPerRound);
   };
   p.rounds = roundsOf(most);
@@ -584,9 +591,14 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   const int64_t grf0Zero = biasQuads;
   // LM1: the weights, then the outputs of the item's sets.
   const int64_t lm1Outputs = p.weightLongWords;
-  // L2BM: two staging buffers, then (once the bands are in the L1BMs)
-  // each L1B's output region over them.
-  const int64_t l2bmOut = 0;
+  // L2BM: two staging buffers, then each L1B's output region: beside them
+  // when they fit, so that a round's results move out while the next
+  // round's first bands move in (D8); else over them, once the bands are
+  // in the L1BMs, each round waiting for its results.
+  const bool apart =
+      2 * p.stageLongWords + int64_t(kL1bsPerL2b) * p.outLongWords <=
+      kL2bmLongWords;
+  const int64_t l2bmOut = apart ? 2 * p.stageLongWords : 0;
 
   // T's table into GRF1 (l1bmd: PE q gets long word 64 j + q), then T.
   L1bRanges table;
@@ -616,53 +628,85 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   const int64_t yRowsPerGroup = y.rowsPerGroup();
   const int64_t rowMove = roundUp(g.w * g.r, kMvUnitLongWords);
 
+  // Bands: DRAM -> L2BM (buffer k % 2, one MV per input row) -> L1BM of
+  // L1B k; the next L1B's rows move while this one's are copied, and the
+  // next round's first two while this round computes (apart).
+  std::array<std::set<unsigned>, kL1bsPerL2b> tags;
+  std::array<bool, kL1bsPerL2b> staged{};
+  MvBatch results(out);
+  // Through the PDM: what every group's image holds for good (up to the
+  // last item moved, whose tail the next item overwrites) goes on to Y's
+  // DRAM as soon as it has landed, beside the next round (D6).
+  std::array<int64_t, kDramGroups> written{}, copied{};
+  MvBatch copies(out);
+  auto copyOut = [&](bool all) {
+    if (p.directY)
+      return;
+    for (unsigned group = 0; group < y.groups; ++group) {
+      int64_t to = all ? y.groupLongWords()
+                       : written[group] / kMvUnitLongWords * kMvUnitLongWords;
+      if (to > copied[group])
+        copies.move(at("$p", copied[group], group),
+                    at("$d", y.base + copied[group], group),
+                    to - copied[group]);
+      copied[group] = std::max(copied[group], to);
+    }
+  };
+  auto resultsLanded = [&]() {
+    results.waitAll();
+    copyOut(false);
+  };
+  auto stage = [&](int64_t round, unsigned k) {
+    staged[k] = true;
+    int64_t buffer = (k % 2) * p.stageLongWords;
+    for (unsigned group = 0; group < kDramGroups; ++group)
+      for (unsigned l2b = 0; l2b < kL2bsPerGroup; ++l2b) {
+        int64_t slot = (group * kL2bsPerGroup + l2b) * kL1bsPerL2b + k;
+        const Item *found = p.itemAt(round, slot);
+        if (!found)
+          continue;
+        const Item &item = *found;
+        for (int64_t rp = 0; rp < p.bandRows; ++rp) {
+          int64_t ih = item.oh0 * g.sh + rp - g.padTop;
+          unsigned tag = out.newTag();
+          tags[k].insert(tag);
+          std::string mv = "mvp/n";
+          if (ih < 0 || ih >= g.h) {
+            out.statement(mv + std::to_string(p.zeroLongWords) +
+                          VsmWriter::tagName(tag) + " " +
+                          at("$d", wBase + p.zeroOffset, group) + " " +
+                          l2bmAt(buffer + rp * g.wp * g.r, group, l2b));
+            continue;
+          }
+          int64_t row = (item.n * g.h + ih) * g.w;
+          out.statement(
+              mv + std::to_string(rowMove) + VsmWriter::tagName(tag) + " " +
+              at("$d", x.base + (row % xRowsPerGroup) * g.r,
+                 unsigned(row / xRowsPerGroup)) +
+              " " + l2bmAt(buffer + (rp * g.wp + g.padLeft) * g.r, group, l2b));
+        }
+      }
+  };
   for (int64_t round = 0; round < rounds; ++round) {
     out.comment("depthwise round " + std::to_string(round));
-    // Bands: DRAM -> L2BM (buffer k % 2, one MV per input row) -> L1BM of
-    // L1B k; the next L1B's rows move while this one's are copied.
-    std::array<std::set<unsigned>, kL1bsPerL2b> tags;
-    auto stage = [&](unsigned k) {
-      int64_t buffer = (k % 2) * p.stageLongWords;
-      for (unsigned group = 0; group < kDramGroups; ++group)
-        for (unsigned l2b = 0; l2b < kL2bsPerGroup; ++l2b) {
-          int64_t slot = (group * kL2bsPerGroup + l2b) * kL1bsPerL2b + k;
-          const Item *found = p.itemAt(round, slot);
-          if (!found)
-            continue;
-          const Item &item = *found;
-          for (int64_t rp = 0; rp < p.bandRows; ++rp) {
-            int64_t ih = item.oh0 * g.sh + rp - g.padTop;
-            unsigned tag = out.newTag();
-            tags[k].insert(tag);
-            std::string mv = "mvp/n";
-            if (ih < 0 || ih >= g.h) {
-              out.statement(mv + std::to_string(p.zeroLongWords) +
-                            VsmWriter::tagName(tag) + " " +
-                            at("$d", wBase + p.zeroOffset, group) + " " +
-                            l2bmAt(buffer + rp * g.wp * g.r, group, l2b));
-              continue;
-            }
-            int64_t row = (item.n * g.h + ih) * g.w;
-            out.statement(
-                mv + std::to_string(rowMove) + VsmWriter::tagName(tag) + " " +
-                at("$d", x.base + (row % xRowsPerGroup) * g.r,
-                   unsigned(row / xRowsPerGroup)) +
-                " " +
-                l2bmAt(buffer + (rp * g.wp + g.padLeft) * g.r, group, l2b));
-          }
-        }
-    };
-    stage(0);
+    if (!staged[0])
+      stage(round, 0);
     for (unsigned k = 0; k < kL1bsPerL2b; ++k) {
-      if (k + 1 < kL1bsPerL2b)
-        stage(k + 1);
+      if (k + 1 < kL1bsPerL2b && !staged[k + 1])
+        stage(round, k + 1);
       for (unsigned tag : tags[k])
         out.wait(tag);
+      tags[k].clear();
+      staged[k] = false;
       int64_t buffer = (k % 2) * p.stageLongWords;
       for (int64_t offset = 0; offset < p.bandLongWords;
            offset += kL2bmStepLongWords)
         out.step({"l2bmb@" + std::to_string(k) + " " +
                   l2bmOperand(buffer + offset) + " " + l1bmOperand(offset)});
+    }
+    if (apart && round + 1 < rounds) {
+      stage(round + 1, 0);
+      stage(round + 1, 1);
     }
     out.nop();
     // L1BM -> LM0 of every MAB, then the pad columns to zero.
@@ -751,7 +795,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
     };
     std::vector<Store> stores;
     for (int64_t set = 0; set < sets; ++set)
-      for (int64_t mab = 0; mab < 16; ++mab) {
+      for (int64_t mab = 0; mab < kMabs; ++mab) {
         int64_t lane = 4 * mab;
         int64_t row = set / across * p.setRows + lane / p.setCols;
         int64_t col = set % across * p.setCols + lane % p.setCols;
@@ -775,41 +819,41 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
                   " " + l1bmOperand(l1bm + 4 * j)});
     }
     out.nop();
-    // Each L1B's image into its region of the L2BM, then the items' rows
-    // into Y (or its image in the PDM), in item order.
+    // Each L1B's image into its region of the L2BM (the last round's
+    // results out of it first), then the items' rows into Y (or its image
+    // in the PDM), in item order.
+    resultsLanded();
     for (unsigned k = 0; k < kL1bsPerL2b; ++k)
       for (int64_t offset = 0; offset < p.outLongWords;
            offset += kL2bmStepLongWords)
         out.step({"l2bm@" + std::to_string(k) + " " + l1bmOperand(offset) +
                   " " + l2bmOperand(l2bmOut + k * p.outLongWords + offset)});
     out.nop(2);
-    MvBatch mv(out);
     for (int64_t slot = 0; slot < kItemsPerRound; ++slot) {
       const Item *found = p.itemAt(round, slot);
       if (!found)
         continue;
       const Item &item = *found;
-      unsigned group = unsigned(slot / 16), l2b = unsigned(slot / 8 % 2),
-               k = unsigned(slot % 8);
+      unsigned group = unsigned(slot / kL1bsPerGroup),
+               l2b = unsigned(slot / kL1bsPerL2b % kL2bsPerGroup),
+               k = unsigned(slot % kL1bsPerL2b);
       int64_t pixel = (item.n * g.oh + item.oh0) * g.ow;
       int64_t local = (pixel % yRowsPerGroup) * g.r;
-      mv.move(l2bmAt(l2bmOut + k * p.outLongWords, group, l2b),
-              p.directY
-                  ? at("$d", y.base + local, unsigned(pixel / yRowsPerGroup))
-                  : at("$p", local, unsigned(pixel / yRowsPerGroup)),
-              roundUp(item.rows * g.ow * g.r, kMvUnitLongWords));
+      unsigned yGroup = unsigned(pixel / yRowsPerGroup);
+      written[yGroup] =
+          std::max(written[yGroup], local + item.rows * g.ow * g.r);
+      results.move(
+          l2bmAt(l2bmOut + k * p.outLongWords, group, l2b),
+          p.directY ? at("$d", y.base + local, unsigned(pixel / yRowsPerGroup))
+                    : at("$p", local, unsigned(pixel / yRowsPerGroup)),
+          roundUp(item.rows * g.ow * g.r, kMvUnitLongWords));
     }
-    mv.waitAll();
+    if (!apart)
+      resultsLanded();
   }
-  if (p.directY)
-    return true;
-  // Y's image to DRAM.
-  MvBatch mv(out);
-  bool one = y.groups == 1;
-  mv.move("$p0" + std::string(one ? "@0" : ""),
-          "$d" + std::to_string(y.base) + (one ? "@0" : ""),
-          y.groupLongWords());
-  mv.waitAll();
+  results.waitAll();
+  copyOut(true);
+  copies.waitAll();
   return true;
 }
 

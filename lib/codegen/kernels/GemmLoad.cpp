@@ -699,7 +699,6 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
   auto addJobs = [&](const Layout &l,
                      const std::vector<std::pair<int, int64_t>> &bases,
                      bool perL1b) -> bool {
-    int perLw = unit.perLongWord;
     bool aligned = std::all_of(
         l.slots.begin(), l.slots.end(), [](const SlotPlace &where) {
           return where.l2bm % kQuadLongWords == 0 && where.shift == 0;
@@ -707,7 +706,7 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
     if (!aligned)
       return addUnalignedJobs(l, bases, perL1b);
     // Which slots each quad position of the section feeds.
-    std::map<int64_t, std::vector<std::pair<int64_t, int>>> feeds;
+    std::map<int64_t, Feeds> feeds;
     for (const SlotPlace &where : l.slots)
       feeds[where.l2bm / kQuadLongWords].push_back({where.slot, where.valid});
     for (int64_t first = 0; first < l.longWords; first += piece) {
@@ -723,31 +722,14 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
               l1bmOperand(transit + o));
       for (int64_t run = 0; run < count; run += 16) {
         int64_t quad0 = (first + run) / kQuadLongWords;
-        for (size_t pass = 0;; ++pass) {
-          bool any = false;
-          std::array<int64_t, 4> dest;
-          std::array<int, 4> valid;
-          for (int c = 0; c < 4; ++c) {
-            dest[c] = budget.trashSlot;
-            valid[c] = 4 * perLw;
-            auto it = feeds.find(quad0 + c);
-            if (it != feeds.end() && pass < it->second.size()) {
-              dest[c] = it->second[pass].first;
-              valid[c] = it->second[pass].second;
-              any = true;
-            }
-          }
-          if (!any)
-            break;
-          std::optional<unsigned> mask = setup.laneMask(valid, perLw, error);
-          if (!error.empty())
-            return false;
-          std::string opcode = "l1bmm";
-          if (mask)
-            opcode += "/$imr" + std::to_string(*mask);
-          job.runs.push_back(opcode + " " + l1bmOperand(transit + run) + " " +
-                             lwAny(PeMemory::LM0, dest));
+        std::array<const Feeds *, 4> quads{};
+        for (int c = 0; c < 4; ++c) {
+          auto it = feeds.find(quad0 + c);
+          if (it != feeds.end())
+            quads[size_t(c)] = &it->second;
         }
+        if (!addRuns(job, transit + run, quads))
+          return false;
       }
       jobs.push_back(std::move(job));
     }

@@ -245,6 +245,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "SAME_LOWER"),
         noBias(dw("c8_5x5_b5_double", {5, 8, 5, 5}, D)),
         dw("c64_4x4_b12_half", {12, 64, 4, 4}, H),
+        // X over four groups, Y in group 0's alone: items on any L1B.
+        dw("c16_16x16_s4_b4_half", {4, 16, 16, 16}, H, {4, 4}),
         dw("c32_70x3_half", {1, 32, 70, 3}, H, {1, 1}, {1, 1, 1, 1})),
     caseName);
 
