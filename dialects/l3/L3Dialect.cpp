@@ -72,5 +72,10 @@ LogicalResult KernelOp::verify() {
     return failure();
   if (getOutputs().empty())
     return emitOpError("writes no buffer");
+  if (getActivation().has_value() != getActivationBounds().has_value())
+    return emitOpError("needs both activation and activation_bounds");
+  if (std::optional<ArrayRef<float>> bounds = getActivationBounds())
+    if (bounds->size() != 2 || !((*bounds)[0] <= (*bounds)[1]))
+      return emitOpError("activation_bounds must be (lo, hi) with lo <= hi");
   return success();
 }

@@ -9,6 +9,10 @@ using namespace mncc::codegen;
 
 KernelGenerator::~KernelGenerator() = default;
 
+bool KernelGenerator::fusesActivation(const KernelRequest &) const {
+  return false;
+}
+
 std::vector<unsigned>
 KernelGenerator::preferredOrder(const KernelRequest &, size_t) const {
   return {};

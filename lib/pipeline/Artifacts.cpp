@@ -293,6 +293,8 @@ LogicalResult mncc::pipeline::writeEmitArtifacts(ModuleOp module,
       entry["onnx_node"] = node;
     if (auto unit = kernel->getAttrOfType<StringAttr>("matrix_unit"))
       entry["matrix_unit"] = unit.str();
+    if (std::optional<StringRef> activation = kernel.getActivation())
+      entry["activation"] = activation->str();
     // A Conv over packed taps cuts its blocks along X's rows (docs/codegen.md
     // X9): the device reference follows it.
     if (auto parameters = kernel.getParameters())

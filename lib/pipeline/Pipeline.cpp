@@ -199,6 +199,7 @@ void mncc::pipeline::populateL3Passes(mlir::OpPassManager &pm,
   l3::SelectKernelsOptions select;
   select.opsOnHost = options.CODEGEN_OPS_ON_HOST;
   pm.addPass(l3::createSelectKernels(select));
+  pm.addPass(l3::createFuseEpilogues());
   l3::ScheduleOptions schedule;
   schedule.scheduler = options.getText(OptionId::scheduler);
   pm.addPass(l3::createSchedule(schedule));

@@ -4,6 +4,7 @@
 
 #include "mncc/codegen/MLIRBridge.h"
 #include "mncc/dialects/onnx/OnnxOps.h"
+#include "mncc/passes/pfvm/Fusion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -141,12 +142,43 @@ private:
               codegen::nodeNameOf(op) + "/cast_in" +
                   std::to_string(operand.getOperandNumber())));
       Value result = op->getResult(0);
+      // A Relu or Clip that is the product's only user takes the product's
+      // format, so that the product's kernel can clamp as it stores
+      // (mncc-fuse-epilogues): clamping the rounded result is the rounding
+      // of the clamped one, so this loses nothing.
       result.setType(withElement(result.getType(), half));
+      if (Operation *activation = fusableActivationOf(result)) {
+        builder.setInsertionPoint(activation);
+        for (OpOperand &bound : llvm::drop_begin(activation->getOpOperands()))
+          if (isF32Tensor(bound.get().getType()))
+            bound.set(createCast(builder, activation->getLoc(), bound.get(),
+                                 half,
+                                 codegen::nodeNameOf(activation) + "/cast_in" +
+                                     std::to_string(bound.getOperandNumber())));
+        result = activation->getResult(0);
+        result.setType(withElement(result.getType(), half));
+        op = activation;
+      }
       builder.setInsertionPointAfter(op);
       Value back = createCast(builder, op->getLoc(), result, single,
                               codegen::nodeNameOf(op) + "/cast_out");
       result.replaceAllUsesExcept(back, back.getDefiningOp());
     });
+  }
+
+  /// The activation a product's result feeds when it is the result's only
+  /// user, takes it as input 0 and pfvm can fuse it (a Relu, or a Clip of
+  /// constant bounds); null otherwise.
+  static Operation *fusableActivationOf(Value result) {
+    if (!result.hasOneUse())
+      return nullptr;
+    Operation *user = *result.getUsers().begin();
+    if (user->getBlock() != result.getParentBlock() ||
+        user->getNumResults() != 1 || user->getOperand(0) != result ||
+        !isF32Tensor(user->getResult(0).getType()) ||
+        !pfvm::fusableActivation(user))
+      return nullptr;
+    return user;
   }
 
   /// Every float32 tensor in `element`; the function's interface keeps the

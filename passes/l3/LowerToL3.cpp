@@ -165,7 +165,7 @@ private:
     return builder->create<l3::KernelOp>(
         loc, opType, node, builder->getArrayAttr(inputs),
         builder->getArrayAttr(outputs), onnx, StringAttr(), StringAttr(),
-        DictionaryAttr(), StringAttr());
+        DictionaryAttr(), StringAttr(), StringAttr(), DenseF32ArrayAttr());
   }
 
   std::optional<OpBuilder> builder;

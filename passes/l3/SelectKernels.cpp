@@ -153,8 +153,8 @@ public:
           attribute = FlatSymbolRefAttr::get(copy.getSymNameAttr());
         }
         buffer.setArrangementAttr(builder.getStringAttr(generator->name()));
-        buffer.setLongWordsAttr(builder.getI64IntegerAttr(
-            roundUp(std::max<int64_t>(*custom, 1), kMvUnitLongWords)));
+        buffer.setLongWordsAttr(
+            builder.getI64IntegerAttr(arrangedConstantLongWords(*custom)));
         arrangements.insert({buffer.getOperation(),
                              Packer{generator, *request, i}});
       }

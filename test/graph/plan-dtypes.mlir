@@ -9,15 +9,16 @@
 // RUN: not mncc-opt --mncc-plan-dtypes='float-dtype=quad' %s 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Under mixed the product's A, B and bias are half and so is its result
-// (the bias goes through the matrix unit with the products); the Relu
-// after it is single again.
+// (the bias goes through the matrix unit with the products); the Relu that
+// is its only user stays half with it (mncc-fuse-epilogues folds it into
+// the product's kernel), and its result is single again.
 // MIXED-LABEL: func.func @gemm_relu
 // MIXED: %[[X:.*]] = "onnx.Cast"(%arg0) {to = 10 : i64} : (tensor<16x784xf32>) -> tensor<16x784xf16>
 // MIXED: %[[W:.*]] = "onnx.Cast"(%{{.*}}) {to = 10 : i64} : (tensor<10x784xf32>) -> tensor<10x784xf16>
 // MIXED: %[[B:.*]] = "onnx.Cast"(%{{.*}}) {to = 10 : i64} : (tensor<10xf32>) -> tensor<10xf16>
 // MIXED: %[[Y:.*]] = "onnx.Gemm"(%[[X]], %[[W]], %[[B]]) {{.*}} : (tensor<16x784xf16>, tensor<10x784xf16>, tensor<10xf16>) -> tensor<16x10xf16>
-// MIXED: %[[S:.*]] = "onnx.Cast"(%[[Y]]) {to = 1 : i64} : (tensor<16x10xf16>) -> tensor<16x10xf32>
-// MIXED: "onnx.Relu"(%[[S]]) : (tensor<16x10xf32>) -> tensor<16x10xf32>
+// MIXED: %[[R:.*]] = "onnx.Relu"(%[[Y]]) : (tensor<16x10xf16>) -> tensor<16x10xf16>
+// MIXED: "onnx.Cast"(%[[R]]) {to = 1 : i64} : (tensor<16x10xf16>) -> tensor<16x10xf32>
 
 // Under half every tensor is half, the bias too; the graph's inputs and
 // outputs keep their host type, with a Cast at the boundary.
@@ -40,6 +41,34 @@ func.func @gemm_relu(%x: tensor<16x784xf32>) -> tensor<16x10xf32> {
   %y = "onnx.Gemm"(%x, %w, %b) {transB = 1 : i64} : (tensor<16x784xf32>, tensor<10x784xf32>, tensor<10xf32>) -> tensor<16x10xf32>
   %r = "onnx.Relu"(%y) : (tensor<16x10xf32>) -> tensor<16x10xf32>
   return %r : tensor<16x10xf32>
+}
+
+// A Clip with constant bounds after a Conv stays half too, its bounds cast
+// with it; a Relu after a product that has another user stays single.
+// MIXED-LABEL: func.func @conv_clip
+// MIXED: %[[C:.*]] = "onnx.Conv"{{.*}} -> tensor<1x4x3x3xf16>
+// MIXED-DAG: %[[LO:.*]] = "onnx.Cast"(%{{.*}}) {to = 10 : i64} : (tensor<f32>) -> tensor<f16>
+// MIXED-DAG: %[[HI:.*]] = "onnx.Cast"(%{{.*}}) {to = 10 : i64} : (tensor<f32>) -> tensor<f16>
+// MIXED: %[[K:.*]] = "onnx.Clip"(%[[C]], %[[LO]], %[[HI]]) {{.*}} : (tensor<1x4x3x3xf16>, tensor<f16>, tensor<f16>) -> tensor<1x4x3x3xf16>
+// MIXED: "onnx.Cast"(%[[K]]) {to = 1 : i64}
+// MIXED-LABEL: func.func @shared_relu
+// MIXED: %[[G:.*]] = "onnx.Gemm"{{.*}} -> tensor<16x10xf16>
+// MIXED: %[[S:.*]] = "onnx.Cast"(%[[G]]) {to = 1 : i64} : (tensor<16x10xf16>) -> tensor<16x10xf32>
+// MIXED: "onnx.Relu"(%[[S]]) : (tensor<16x10xf32>) -> tensor<16x10xf32>
+func.func @conv_clip(%x: tensor<1x2x3x3xf32>) -> tensor<1x4x3x3xf32> {
+  %w = onnx.Initializer "cw" dense<0.5> : tensor<4x2x1x1xf32>
+  %lo = onnx.Initializer "lo" dense<0.0> : tensor<f32>
+  %hi = onnx.Initializer "hi" dense<6.0> : tensor<f32>
+  %b = onnx.Initializer "cb" dense<0.25> : tensor<4xf32>
+  %y = "onnx.Conv"(%x, %w, %b) {kernel_shape = [1, 1]} : (tensor<1x2x3x3xf32>, tensor<4x2x1x1xf32>, tensor<4xf32>) -> tensor<1x4x3x3xf32>
+  %c = "onnx.Clip"(%y, %lo, %hi) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1x4x3x3xf32>, tensor<f32>, tensor<f32>) -> tensor<1x4x3x3xf32>
+  return %c : tensor<1x4x3x3xf32>
+}
+func.func @shared_relu(%x: tensor<16x784xf32>) -> (tensor<16x10xf32>, tensor<16x10xf32>) {
+  %w = onnx.Initializer "sw" dense<0.5> : tensor<10x784xf32>
+  %y = "onnx.Gemm"(%x, %w) {transB = 1 : i64} : (tensor<16x784xf32>, tensor<10x784xf32>) -> tensor<16x10xf32>
+  %r = "onnx.Relu"(%y) : (tensor<16x10xf32>) -> tensor<16x10xf32>
+  return %r, %y : tensor<16x10xf32>, tensor<16x10xf32>
 }
 
 // Two products in a row under mixed: the half result of the first feeds the

@@ -41,6 +41,17 @@ struct KernelTensor {
   bool omitted = false;
 };
 
+/// A Relu or Clip the kernel applies to its result as it stores it
+/// (mncc-fuse-epilogues): min(max(y, lo), hi) on the result and the bounds
+/// rounded to the result's format, which is the rounding of the clamped
+/// value (rounding is monotone), bit for bit what running the activation
+/// after the kernel gives.
+struct KernelActivation {
+  /// "Relu" or "Clip", for descriptions.
+  std::string opType;
+  reference::FusedActivation bounds;
+};
+
 struct KernelRequest {
   /// The ONNX operator ("Gemm", "Relu", ...) or an mncc one ("Cast" between
   /// device formats uses ONNX's name too).
@@ -50,6 +61,9 @@ struct KernelRequest {
   std::map<std::string, reference::Attribute> attributes;
   std::vector<KernelTensor> inputs;
   std::vector<KernelTensor> outputs;
+  /// An activation fused into the kernel (only for a generator whose
+  /// fusesActivation accepts it).
+  std::optional<KernelActivation> activation;
 
   /// Attribute accessors with ONNX's defaults.
   int64_t getInt(const std::string &name, int64_t fallback) const;
@@ -91,6 +105,10 @@ public:
   /// reason ("Conv with groups 3 is not supported").
   virtual bool matches(const KernelRequest &request,
                        std::string &whyNot) const = 0;
+  /// Whether the generator applies request.activation itself when it emits
+  /// the request (mncc-fuse-epilogues folds a Relu or Clip into the kernel
+  /// before it only then).
+  virtual bool fusesActivation(const KernelRequest &request) const;
   /// The DRAM order the generator prefers for input or output `operand`
   /// (inputs first, then outputs); empty for the identity. The planner
   /// follows it when the producer and every consumer agree.

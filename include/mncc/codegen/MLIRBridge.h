@@ -22,6 +22,7 @@
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -108,6 +109,13 @@ mlir::FailureOr<KernelRequest> requestForKernel(l3::KernelOp kernel,
 /// The ONNX attributes of an op as kernels take them.
 mlir::FailureOr<std::map<std::string, reference::Attribute>>
 kernelAttributesOf(mlir::Operation *op, mlir::DictionaryAttr attributes);
+
+/// The long words a constant buffer in a kernel's own arrangement takes
+/// for an arrangement of `longWords` (constantLongWords): whole MV units,
+/// at least one.
+inline int64_t arrangedConstantLongWords(int64_t longWords) {
+  return roundUp(std::max<int64_t>(longWords, 1), kMvUnitLongWords);
+}
 
 /// The generator named `name`, or null.
 const KernelGenerator *findGeneratorByName(llvm::StringRef name);

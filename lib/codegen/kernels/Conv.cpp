@@ -505,6 +505,7 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
   s.unit = &unit;
   s.outType = p.type;
   s.out = r.outputs[0].form;
+  s.activation = r.activation;
   if (p.packed) {
     if (!packedTaps(p, p.taps)) {
       error = "X in N, H, C, W for a Conv whose taps do not pack";
@@ -598,6 +599,11 @@ public:
       return false;
     BLayout layout;
     return planBLayout(built.spec, layout, whyNot);
+  }
+
+  /// The resident plan clamps C before it leaves the PEs.
+  bool fusesActivation(const KernelRequest &request) const override {
+    return request.opType == "Conv";
   }
 
   std::vector<unsigned> preferredOrder(const KernelRequest &request,

@@ -98,6 +98,12 @@ public:
     return true;
   }
 
+  /// Any of its operators clamps its result in LM1 before the store.
+  bool fusesActivation(const KernelRequest &request) const override {
+    std::string whyNot;
+    return matches(request, whyNot);
+  }
+
   bool emit(const KernelRequest &request, VsmWriter &out,
             KernelDescription &description, std::string &error) const override {
     const ElementwiseOp &op = *findOp(request.opType);
@@ -112,7 +118,10 @@ public:
     description.variant = std::string(request.opType) + ", flat over " +
                           std::to_string(spread.peLongWords()) +
                           " long words per PE" +
-                          (immediate ? ", immediate operand" : "");
+                          (immediate ? ", immediate operand" : "") +
+                          (request.activation
+                               ? ", then " + request.activation->opType
+                               : "");
 
     bool relu = op.opType == std::string_view("Relu");
     if (relu) {
@@ -127,6 +136,13 @@ public:
       // The constant, rounded to the format, in every lane of GRF0 long
       // word 0 of every PE.
       emitLongWordConstant(out, PeMemory::GRF0, 0, format.splat(*immediate));
+      out.nop();
+    }
+    // A fused activation's bounds in GRF0 long words 1 and 2.
+    ClampBounds clamp;
+    if (request.activation) {
+      clamp = emitClampBounds(out, format, request.activation->bounds,
+                              PeMemory::GRF0, 1, 2);
       out.nop();
     }
     FlatSpread inputA(request.inputs[0].form);
@@ -166,6 +182,14 @@ public:
                    b + " " + o};
         for (const std::string &expression : steps)
           out.step({expression});
+      }
+      if (request.activation) {
+        // The MAU's results land ten cycles after their step.
+        out.nop(2);
+        std::vector<std::string> values;
+        for (int64_t j = 0; j < count; j += 4)
+          values.push_back(peOperand(PeMemory::LM1, Width::Long, 2 * j));
+        emitClamp(out, format, clamp, values);
       }
       // MAU results land ten cycles after their step: two steps before the
       // store reads them.

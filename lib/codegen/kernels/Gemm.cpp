@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmDetail.h"
 #include "GemmEngine.h"
 #include "Generators.h"
 
@@ -414,6 +415,7 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
   s.unit = &unit;
   s.outType = p.outType;
   s.out = r.outputs[0].form;
+  s.activation = r.activation;
   s.n = p.n;
   s.k = p.k;
   s.bBase = p.b->form.base;
@@ -464,6 +466,20 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
 class GemmGenerator : public KernelGenerator {
 public:
   const char *name() const override { return "gemm"; }
+
+  /// The resident and split plans clamp C before it leaves the PEs; a
+  /// product the streaming plan takes (large half GEMMs, at their fastest
+  /// there) keeps its activation apart.
+  bool fusesActivation(const KernelRequest &request) const override {
+    if (request.opType != "Gemm" && request.opType != "MatMul")
+      return false;
+    KernelRequest plain = request;
+    plain.activation.reset();
+    Built built;
+    std::string error;
+    int64_t streamed = 0;
+    return build(plain, built, error) && !streamApplies(built.spec, streamed);
+  }
 
   bool matches(const KernelRequest &request,
                std::string &whyNot) const override {

@@ -250,7 +250,8 @@ bool emitSplit(const ProductSpec &spec, VsmWriter &out,
 //===----------------------------------------------------------------------===//
 
 /// Whether the streaming plan takes the product (large half GEMMs: every
-/// group its own rows, 128 N-tiles, B resident in LM1); its B image size.
+/// group its own rows, 128 N-tiles, B resident in LM1, no fused
+/// activation); its B image size.
 bool streamApplies(const ProductSpec &spec, int64_t &bImageLongWords);
 void packStreamB(const ProductSpec &spec, DramImage &image);
 bool emitStream(const ProductSpec &spec, VsmWriter &out,

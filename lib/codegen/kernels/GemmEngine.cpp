@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmDetail.h"
+#include "MathLib.h"
 
 #include "mncc/emu/Numerics.h"
 
@@ -183,6 +184,8 @@ struct Plan {
   int64_t aSlots = 0, biasBase = 0;
   int64_t accBase = 0, accRowsPad = 0, outBase = 0;
   int64_t tileLw = 0, eTile = 0, zeroLw = 0, betaLw = 0, alphaLw = 0;
+  /// The fused activation's bounds (ProductSpec::activation).
+  int64_t clampLoLw = 0, clampHiLw = 0;
   std::vector<Chunk> chunks;
   BLayout b;
 
@@ -952,6 +955,8 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   p.zeroLw = p.eTile + 16;
   p.betaLw = p.eTile + 17;
   p.alphaLw = p.eTile + 18;
+  p.clampLoLw = p.eTile + 19;
+  p.clampHiLw = p.eTile + 20;
   for (size_t i = 1; i < s.subProblems.size(); ++i)
     if ((s.subProblems[i].firstRow * rowLw) % kMvUnitLongWords != 0) {
       error = "batches of C that share an MV unit";
@@ -1391,6 +1396,23 @@ void emitConversion(VsmWriter &out, const Plan &p) {
   out.nop(2);
 }
 
+/// Clamps every output long word of the MAB (the converted halves, or the
+/// accumulators) to the fused activation's bounds.
+void emitActivation(VsmWriter &out, const Plan &p, const ClampBounds &bounds) {
+  const MatrixUnit &u = *p.unit;
+  bool halfOut = u.type == DeviceType::Half && p.outPerTile == 1;
+  // Four rows a step: output long words of consecutive rows lie a tile
+  // row apart (halves) or an accumulator apart.
+  int64_t rowStride = halfOut ? p.tilesPerMab : u.accPeLongWords;
+  std::vector<std::string> values;
+  for (int64_t q = 0; q < p.tilesPerMab * p.outPerTile; ++q)
+    for (int64_t j = 0; j < p.mabRows; j += 4)
+      values.push_back(
+          lwRun(PeMemory::GRF1, outputLongWord(p, j, q), rowStride));
+  emitClamp(out, VectorFormat(p.spec->outType), bounds, values);
+  out.nop(2);
+}
+
 /// Gathers every MAB's outputs into its L1BM in the order of C's rows, then
 /// every L1BM's share into the L2BM.
 void emitGather(VsmWriter &out, const Plan &p) {
@@ -1545,7 +1567,8 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
                                     : ", rows over L1Bs") +
       (p.compact ? ", padded and compacted" : "") +
       (p.distinct ? ", per-L1B images" : "") +
-      (p.uniform ? ", four groups" : ", group 0");
+      (p.uniform ? ", four groups" : ", group 0") +
+      (spec.activation ? ", then " + spec.activation->opType : "");
   description.parameters.push_back({"rows per L2B", std::to_string(p.r2)});
   description.parameters.push_back(
       {"tiles per MAB", std::to_string(p.tilesPerMab)});
@@ -1583,8 +1606,15 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       out.nop(2);
     }
   }
-  if (halfOut || bias.kind != BiasSpec::Kind::None)
+  if (halfOut || bias.kind != BiasSpec::Kind::None || spec.activation)
     emitConstants(out, p);
+  ClampBounds clamp;
+  if (spec.activation) {
+    clamp = emitClampBounds(out, VectorFormat(spec.outType),
+                            spec.activation->bounds, PeMemory::LM1,
+                            p.clampLoLw, p.clampHiLw, p.zeroLw);
+    out.nop();
+  }
 
   ConstantStream bStream = stream(p);
   int64_t streamLw = constantStreamLongWords(bStream);
@@ -1676,6 +1706,8 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       out.nop(2);
     }
     emitConversion(out, p);
+    if (spec.activation)
+      emitActivation(out, p, clamp);
     emitGather(out, p);
     emitStore(out, p, c);
   }

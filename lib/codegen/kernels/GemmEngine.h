@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -225,6 +226,9 @@ struct ProductSpec {
   /// quads the K-chunks (null otherwise). The streaming plan needs it.
   const DramForm *plainA = nullptr;
   BiasSpec bias;
+  /// A Relu or Clip applied to C as it is stored (the resident and split
+  /// plans; the streaming plan is not taken with one).
+  std::optional<KernelActivation> activation;
 };
 
 /// Quad `quad` of row `row` of a tensor in its DRAM form (rows past the

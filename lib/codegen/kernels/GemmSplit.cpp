@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmDetail.h"
+#include "MathLib.h"
 
 #include "mncc/emu/Numerics.h"
 
@@ -44,6 +45,8 @@ constexpr int64_t kGrf1Ta = 224, kGrf1Tb = 226;
 constexpr int64_t kGrf0Out = 0; // converted outputs, [0, 224)
 constexpr int64_t kLm1Tiles = 2016;
 constexpr int64_t kLm1Zero = 2032, kLm1Beta = 2033;
+// A fused activation's bounds (ProductSpec::activation).
+constexpr int64_t kLm1ClampLo = 2034, kLm1ClampHi = 2035;
 constexpr int64_t kLm0Slots = 2040, kTrashSlot = 2047;
 constexpr int64_t kL2bmImage = 0, kL2bmImageLw = 16 * 1024;
 constexpr int64_t kL2bmOut = 24 * 1024;
@@ -379,7 +382,9 @@ bool gemm::emitSplit(const ProductSpec &spec, VsmWriter &out,
   description.variant = std::string(deviceTypeName(u.type)) +
                         ", K split over the MABs of an L1B, " +
                         (p.stripes ? "stripes" : "row blocks") +
-                        " over L2Bs";
+                        " over L2Bs" +
+                        (spec.activation ? ", then " + spec.activation->opType
+                                         : "");
   description.parameters.push_back({"active L2Bs", std::to_string(p.active)});
   description.parameters.push_back(
       {"K-chunks per MAB", std::to_string(p.kcm)});
@@ -415,6 +420,11 @@ bool gemm::emitSplit(const ProductSpec &spec, VsmWriter &out,
   } else {
     out.step({"imm " + immWord(fbits) + " " + lwFixed(PeMemory::LM1, kLm1Beta)});
   }
+  ClampBounds clamp;
+  if (spec.activation)
+    clamp = emitClampBounds(out, VectorFormat(spec.outType),
+                            spec.activation->bounds, PeMemory::LM1,
+                            kLm1ClampLo, kLm1ClampHi, kLm1Zero);
   out.nop(2);
 
   // A and the bias into LM0, B into LM1: B's first transfers queue
@@ -576,6 +586,14 @@ bool gemm::emitSplit(const ProductSpec &spec, VsmWriter &out,
       }
     }
   out.nop(2);
+  if (spec.activation) {
+    std::vector<std::string> values;
+    for (int64_t j = 0; j < p.J; ++j)
+      for (int64_t i = 0; i < p.Ip; i += 4)
+        values.push_back(lwRun(PeMemory::GRF0, outLw(j, i)));
+    emitClamp(out, VectorFormat(spec.outType), clamp, values);
+    out.nop(2);
+  }
 
   // MAB 0 writes the L1B's quads, unit by unit; l2bmd gathers the L2B's.
   int64_t quads = 2 * p.units;

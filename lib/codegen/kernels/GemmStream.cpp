@@ -130,7 +130,7 @@ struct Step {
 
 bool gemm::streamApplies(const ProductSpec &spec, int64_t &bImageLongWords) {
   StreamPlan p;
-  if (spec.deviceB || !plan(spec, p))
+  if (spec.deviceB || spec.activation || !plan(spec, p))
     return false;
   bImageLongWords = constantStreamLongWords(bStream(p));
   return true;

@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 
 using namespace mncc;
@@ -179,6 +180,46 @@ void codegen::emitLongWordConstant(VsmWriter &out, PeMemory memory,
             peOperand(memory, Width::Word, 2 * longWord, 0)});
   out.step({"imm " + immediatePayload(low) + " " +
             peOperand(memory, Width::Word, 2 * longWord + 1, 0)});
+}
+
+ClampBounds codegen::emitClampBounds(VsmWriter &out,
+                                     const VectorFormat &format,
+                                     const reference::FusedActivation &bounds,
+                                     PeMemory memory, int64_t loLongWord,
+                                     int64_t hiLongWord,
+                                     int64_t zeroLongWord) {
+  // The float limits are Clip's absent bounds (and +infinity Relu's upper
+  // one): they clamp nothing in any format.
+  constexpr float kLargest = std::numeric_limits<float>::max();
+  ClampBounds operands;
+  auto place = [&](float value, int64_t longWord) {
+    if (value == 0.0f && zeroLongWord >= 0)
+      longWord = zeroLongWord;
+    else
+      emitLongWordConstant(out, memory, longWord, format.splat(value));
+    return peOperand(memory, Width::Long, 2 * longWord, 0);
+  };
+  if (bounds.lo > -kLargest)
+    operands.lo = place(bounds.lo, loLongWord);
+  if (bounds.hi < kLargest)
+    operands.hi = place(bounds.hi, hiLongWord);
+  return operands;
+}
+
+void codegen::emitClamp(VsmWriter &out, const VectorFormat &format,
+                        const ClampBounds &bounds,
+                        const std::vector<std::string> &values) {
+  auto pass = [&](const char *operation, const std::string &bound) {
+    for (const std::string &value : values)
+      out.step({format.alu(operation) + " " + value + " " + bound + " " +
+                value});
+  };
+  if (!bounds.lo.empty())
+    pass("max", bounds.lo);
+  if (!bounds.lo.empty() && !bounds.hi.empty())
+    out.nop(); // the ALU's latency: min reads what max wrote
+  if (!bounds.hi.empty())
+    pass("min", bounds.hi);
 }
 
 //===----------------------------------------------------------------------===//

@@ -38,6 +38,7 @@
 
 #include "mncc/codegen/DeviceType.h"
 #include "mncc/codegen/VsmWriter.h"
+#include "mncc/reference/Kernel.h"
 
 #include <array>
 #include <cstdint>
@@ -122,6 +123,28 @@ std::string immediatePayload(uint32_t bits);
 /// (imm never issues beside an LM0 access).
 void emitLongWordConstant(VsmWriter &out, PeMemory memory, int64_t longWord,
                           uint64_t bits);
+
+/// A fused activation's clamp (KernelRequest::activation) in a format: the
+/// operand texts of the long words holding its bounds, empty for a bound
+/// that clamps nothing (Relu's +infinity, Clip's absent bounds).
+struct ClampBounds {
+  std::string lo, hi;
+};
+/// Writes the bounds, rounded to `format`, into long words `loLongWord` and
+/// `hiLongWord` of `memory` (a bound of zero may name `zeroLongWord`, a
+/// long word of zeros the kernel keeps anyway, or -1 for none).
+ClampBounds emitClampBounds(VsmWriter &out, const VectorFormat &format,
+                            const reference::FusedActivation &bounds,
+                            PeMemory memory, int64_t loLongWord,
+                            int64_t hiLongWord, int64_t zeroLongWord = -1);
+/// Clamps `values` (operand texts of four long words each, read and written
+/// in place) to the bounds on the ALU: max with lo over all of them, then
+/// min with hi. Max keeps its first operand on a tie, so -0 stays -0 as
+/// pfvm:cpu's (x < lo ? lo : x) keeps it. The caller leaves a step before
+/// reading the results.
+void emitClamp(VsmWriter &out, const VectorFormat &format,
+               const ClampBounds &bounds,
+               const std::vector<std::string> &values);
 
 /// Long words [longWord, longWord + longWords) of a PE memory, in every PE.
 struct PeBlock {

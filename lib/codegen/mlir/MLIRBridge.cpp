@@ -422,6 +422,12 @@ FailureOr<KernelRequest> codegen::requestForKernel(l3::KernelOp kernel,
       return failure();
     request.outputs.push_back(std::move(*tensor));
   }
+  if (std::optional<StringRef> activation = kernel.getActivation()) {
+    // The verifier checked both are there.
+    ArrayRef<float> bounds = *kernel.getActivationBounds();
+    request.activation =
+        KernelActivation{activation->str(), {bounds[0], bounds[1]}};
+  }
   return request;
 }
 

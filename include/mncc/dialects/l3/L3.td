@@ -75,13 +75,17 @@ def L3_KernelOp : L3_Op<"kernel", [HasParent<"ScheduleOp">]> {
     and `outputs` the buffers it reads and writes (an omitted optional
     input is `@none`), `onnx` the node's ONNX attributes. Kernel selection
     sets `generator`; emission sets `variant`, `parameters` and `vsm`, the
-    kernel's assembly.
+    kernel's assembly. `activation` names a Relu or Clip node folded into
+    the kernel (mncc-fuse-epilogues), which clamps its result to
+    `activation_bounds` (lo, hi) as it stores it.
   }];
   let arguments = (ins StrAttr:$op_type, StrAttr:$node,
       SymbolRefArrayAttr:$inputs, SymbolRefArrayAttr:$outputs,
       DictionaryAttr:$onnx, OptionalAttr<StrAttr>:$generator,
       OptionalAttr<StrAttr>:$variant, OptionalAttr<DictionaryAttr>:$parameters,
-      OptionalAttr<StrAttr>:$vsm);
+      OptionalAttr<StrAttr>:$vsm,
+      OptionalAttr<StrAttr>:$activation,
+      OptionalAttr<DenseF32ArrayAttr>:$activation_bounds);
   let assemblyFormat = "$op_type $node $inputs `->` $outputs attr-dict";
   let hasVerifier = 1;
 }

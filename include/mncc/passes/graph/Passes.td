@@ -42,8 +42,10 @@ def PlanDtypes : Pass<"mncc-plan-dtypes", "mlir::ModuleOp"> {
     `f16` is MN-Core 2's half (1-6-9, docs/target/mncore2.md), not IEEE
     binary16.
 
-    - `mixed`: the inputs and outputs of Gemm, MatMul and Conv are half
-      (their bias stays single); everything else single.
+    - `mixed`: the inputs and outputs of Gemm, MatMul and Conv are half;
+      everything else single, but a Relu or Clip that is a product's only
+      user, which stays in half with it (mncc-fuse-epilogues folds it into
+      the product's kernel).
     - `half` / `double`: every float32 tensor becomes half / double; the
       graph's inputs and outputs keep their host type, converted by the host
       when it stages them (the Casts at the boundary are folded into staging

@@ -47,6 +47,25 @@ def SelectKernels : Pass<"mncc-select-kernels", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseEpilogues : Pass<"mncc-fuse-epilogues", "mlir::ModuleOp"> {
+  let summary = "Folds a Relu or Clip into the device kernel before it";
+  let description = [{
+    A Relu, or a Clip of constant or absent bounds, whose input is a
+    temporary buffer written by one device kernel and read by nothing else,
+    and whose output has the same DRAM form, is folded into that kernel
+    when its generator clamps as it stores
+    (`KernelGenerator::fusesActivation`: conv, gemm and elementwise today)
+    and emits the combined request (docs/codegen.md L2a). The kernel then
+    writes the activation's output buffer, with `activation` and
+    `activation_bounds` set; the activation's kernel and the buffer between
+    them go. Runs after mncc-select-kernels.
+
+    Example: `l3.kernel "Conv" ... -> [@t]` and `l3.kernel "Relu" ... [@t]
+    -> [@y]` become `l3.kernel "Conv" ... -> [@y] {activation = "Relu",
+    activation_bounds = array<f32: 0.000000e+00, 0x7F800000>}`.
+  }];
+}
+
 def Schedule : Pass<"mncc-schedule", "mlir::ModuleOp"> {
   let summary = "Orders kernels and their transfers (the scheduler option)";
   let description = [{
