@@ -130,11 +130,6 @@ bool analyse(const KernelRequest &r, Geometry &g, std::string &whyNot) {
     whyNot = "X, W, B and Y of one floating format";
     return false;
   }
-  // Where a fused Relu or Clip would be applied: docs/codegen.md D7.
-  if (r.hasAttribute("activation")) {
-    whyNot = "a fused activation is not applied yet";
-    return false;
-  }
   if (!r.inputs[1].constant || (r.hasInput(2) && !r.inputs[2].constant)) {
     whyNot = "W and B must be initializers";
     return false;
@@ -304,7 +299,8 @@ bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
   p.chunk =
       std::min(g.q, (kGrfLongWords - kGrf1Accumulators) / accumulatorPerQuad);
   int64_t bias = roundUp(g.q, 4);
-  if (bias + 1 > kGrfLongWords) {
+  // GRF0: the bias, a zero and a fused activation's two bounds.
+  if (bias + 3 > kGrfLongWords) {
     whyNot = "more than " + std::to_string(4 * (kGrfLongWords - 4)) +
              " channel long words";
     return false;
@@ -494,6 +490,12 @@ public:
     return p.imageLongWords;
   }
 
+  /// A Relu or Clip after it clamps the outputs before they are stored.
+  bool fusesActivation(const KernelRequest &request) const override {
+    std::string whyNot;
+    return matches(request, whyNot);
+  }
+
   bool packConstant(const KernelRequest &request, size_t input,
                     DramImage &image, std::string &error) const override;
 
@@ -580,7 +582,8 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
       (p.placement == Plan::Placement::GroupZero ? "on group 0's L1Bs"
        : p.placement == Plan::Placement::ByGroup ? "on each group's L1Bs"
                                                  : "on every L1B") +
-      ", Y " + (p.directY ? "straight to DRAM" : "through the PDM");
+      ", Y " + (p.directY ? "straight to DRAM" : "through the PDM") +
+      (request.activation ? ", then " + request.activation->opType : "");
   description.parameters.push_back(
       {"window", std::to_string(g.kh) + "x" + std::to_string(g.kw) +
                      " stride " + std::to_string(g.sh) + "x" +
@@ -622,6 +625,12 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   emitDramToL1bm(out, bias, 0, 0);
   emitL1bmToPe(out, Spread::MabBroadcast, 0, PeMemory::GRF0, 0, biasQuads);
   out.step({"zero " + peOperand(PeMemory::GRF0, Width::Long, 2 * grf0Zero, 0)});
+  // A fused Relu or Clip's bounds beside the zero (D7).
+  ClampBounds clamp;
+  if (request.activation)
+    clamp =
+        emitClampBounds(out, format, request.activation->bounds, PeMemory::GRF0,
+                        grf0Zero + 1, grf0Zero + 2, grf0Zero);
   out.nop(2);
 
   const int64_t xRowsPerGroup = x.rowsPerGroup();
@@ -722,9 +731,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
     out.nop();
 
     // The sets: every tap of every channel quad one step per chunk of
-    // accumulators, then the conversion into the outputs in LM1, where a
-    // fused activation (the request's `activation`, not read yet) would
-    // go: docs/codegen.md D7.
+    // accumulators, then the conversion into the outputs in LM1.
     const int64_t across = ceilDiv(g.ow, p.setCols);
     const int64_t sets = setsOf(g, p, p.rowsPerItem);
     const std::string zero =
@@ -786,6 +793,16 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
       }
     }
     chains.finish();
+    // A fused activation clamps the outputs in LM1, in the result's format,
+    // before they are stored (D7).
+    if (request.activation) {
+      std::vector<std::string> outputs;
+      for (int64_t j = 0; j < sets * 4 * g.q; j += 4)
+        outputs.push_back(
+            peOperand(PeMemory::LM1, Width::Long, 2 * (lm1Outputs + j)));
+      emitClamp(out, format, clamp, outputs);
+      out.nop();
+    }
 
     // MAB m's four pixels of each set into the L1BM image of the item's
     // rows (pixel p's quads at 4 q p), in ascending pixel order: a MAB's

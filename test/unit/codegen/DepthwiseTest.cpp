@@ -15,9 +15,12 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -119,10 +122,31 @@ KernelRequest requestOf(const DepthwiseCase &c,
   return request;
 }
 
-void expectMatchesTheReference(const DepthwiseCase &c) {
+/// min(max(y, lo), hi) element by element, as the fused activation.
+reference::Tensor clamped(const reference::Tensor &t,
+                          const reference::FusedActivation &bounds) {
+  reference::Tensor out = t.clone();
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    if (out.dtype() == reference::DType::Float64) {
+      double &v = out.data<double>()[i];
+      v = std::min(std::max(v, double(bounds.lo)), double(bounds.hi));
+    } else {
+      float &v = out.data<float>()[i];
+      v = std::min(std::max(v, bounds.lo), bounds.hi);
+    }
+  }
+  return out;
+}
+
+void expectMatchesTheReference(
+    const DepthwiseCase &c,
+    std::optional<KernelActivation> activation = std::nullopt) {
   std::vector<reference::Tensor> inputs = inputsOf(c);
   reference::Tensor expected = referenceOf(c, inputs);
+  if (activation)
+    expected = clamped(expected, activation->bounds);
   KernelRequest request = requestOf(c, inputs, expected.shape());
+  request.activation = activation;
   KernelRun run;
   std::string error;
   HarnessOptions options;
@@ -139,6 +163,11 @@ void expectMatchesTheReference(const DepthwiseCase &c) {
     }
   }
   EXPECT_EQ(run.description.generator, "depthwise");
+  if (activation) {
+    EXPECT_NE(run.description.variant.find("then " + activation->opType),
+              std::string::npos)
+        << run.description.variant;
+  }
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
   std::string where;
   EXPECT_TRUE(paddingIsZero(run.outputForms[0], run.outputImages[0], where))
@@ -254,6 +283,27 @@ INSTANTIATE_TEST_SUITE_P(
         dw("c16_16x16_s4_b4_half", {4, 16, 16, 16}, H, {4, 4}),
         dw("c32_70x3_half", {1, 32, 70, 3}, H, {1, 1}, {1, 1, 1, 1})),
     caseName);
+
+// A Relu or Clip folded into the kernel (mncc-fuse-epilogues) clamps the
+// outputs before they are stored; MobileNetV2's are Clip(0, 6).
+TEST(DepthwiseKernel, ClampsAFusedActivation) {
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  expectMatchesTheReference(dw("clip_half", {1, 24, 9, 9}, H),
+                            KernelActivation{"Clip", {-0.5f, 0.75f}});
+  expectMatchesTheReference(dw("relu_single_s2", {1, 10, 7, 7}, S, {2, 2}),
+                            KernelActivation{"Relu", {0.0f, kInfinity}});
+  expectMatchesTheReference(dw("clip_double", {2, 9, 6, 5}, D),
+                            KernelActivation{"Clip", {0.0f, 0.5f}});
+  DepthwiseCase c = dw("relu6_half", {1, 32, 12, 12}, H);
+  std::vector<reference::Tensor> inputs = inputsOf(c);
+  KernelRequest request = requestOf(c, inputs, {1, 32, 12, 12});
+  request.activation = KernelActivation{"Clip", {0.0f, 6.0f}};
+  std::string whyNot;
+  const KernelGenerator *generator = findKernelGenerator(request, whyNot);
+  ASSERT_NE(generator, nullptr) << whyNot;
+  EXPECT_STREQ(generator->name(), "depthwise");
+  EXPECT_TRUE(generator->fusesActivation(request));
+}
 
 // A grouped convolution that is not depthwise, and a depthwise one whose
 // window is more than one output row can hold, go to the conv kernel.
