@@ -15,6 +15,7 @@
 
 #include "GemmEngine.h"
 #include "ActivationSpread.h"
+#include "ConvWindow.h"
 #include "Generators.h"
 
 #include "mncc/emu/Numerics.h"
@@ -65,30 +66,6 @@ struct ConvProblem {
   const KernelTensor *weights = nullptr;
   const KernelTensor *bias = nullptr;
 };
-
-/// Output size and the padding at the start of one spatial dimension, as
-/// ONNX (and pfvm:cpu) compute them.
-bool window(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-            int64_t padBegin, int64_t padEnd, const std::string &autoPad,
-            int64_t &out, int64_t &begin) {
-  int64_t extent = (kernel - 1) * dilation + 1;
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    out = ceilDiv(in, stride);
-    int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
-    begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    return true;
-  }
-  if (autoPad == "VALID")
-    padBegin = padEnd = 0;
-  else if (autoPad != "NOTSET" && !autoPad.empty())
-    return false;
-  int64_t span = in + padBegin + padEnd - extent;
-  if (span < 0)
-    return false;
-  out = span / stride + 1;
-  begin = padBegin;
-  return true;
-}
 
 bool analyse(const KernelRequest &r, ConvProblem &p, std::string &whyNot) {
   if (r.inputs.size() < 2 || r.outputs.size() != 1 || !r.hasInput(0) ||
@@ -143,42 +120,17 @@ bool analyse(const KernelRequest &r, ConvProblem &p, std::string &whyNot) {
     whyNot = "W read at run time with one group, in the order M, KH, KW, C";
     return false;
   }
-  std::vector<int64_t> kernel = r.getInts("kernel_shape", {p.kh, p.kw});
-  std::vector<int64_t> strides = r.getInts("strides", {1, 1});
-  std::vector<int64_t> dilations = r.getInts("dilations", {1, 1});
-  std::vector<int64_t> pads = r.getInts("pads", {0, 0, 0, 0});
-  std::string autoPad = r.getString("auto_pad", "NOTSET");
-  if (kernel != std::vector<int64_t>{p.kh, p.kw} || strides.size() != 2 ||
-      dilations.size() != 2 || pads.size() != 4) {
-    whyNot = "kernel_shape, strides, dilations or pads of the wrong size";
+  ConvWindow2d window;
+  if (!convWindow2d(r, p.h, p.w, p.kh, p.kw, window, whyNot))
     return false;
-  }
-  for (int64_t v : strides)
-    if (v < 1) {
-      whyNot = "strides must be positive";
-      return false;
-    }
-  for (int64_t v : dilations)
-    if (v < 1) {
-      whyNot = "dilations must be positive";
-      return false;
-    }
-  for (int64_t v : pads)
-    if (v < 0) {
-      whyNot = "pads must not be negative";
-      return false;
-    }
-  p.strideH = strides[0];
-  p.strideW = strides[1];
-  p.dilH = dilations[0];
-  p.dilW = dilations[1];
-  if (!window(p.h, p.kh, p.strideH, p.dilH, pads[0], pads[2], autoPad, p.oh,
-              p.padTop) ||
-      !window(p.w, p.kw, p.strideW, p.dilW, pads[1], pads[3], autoPad, p.ow,
-              p.padLeft)) {
-    whyNot = "a window larger than the padded input or an unknown auto_pad";
-    return false;
-  }
+  p.strideH = window.strideH;
+  p.strideW = window.strideW;
+  p.dilH = window.dilH;
+  p.dilW = window.dilW;
+  p.oh = window.oh;
+  p.ow = window.ow;
+  p.padTop = window.padTop;
+  p.padLeft = window.padLeft;
   if (y.shape != std::vector<int64_t>{p.n, p.m, p.oh, p.ow}) {
     whyNot = "an output shape Conv does not give";
     return false;

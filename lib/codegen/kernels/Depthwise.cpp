@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ActivationSpread.h"
+#include "ConvWindow.h"
 #include "Generators.h"
 #include "MathLib.h"
 
@@ -79,30 +80,6 @@ struct Geometry {
   int64_t taps() const { return kh * kw; }
 };
 
-/// Output size and the padding before the first input of one spatial
-/// dimension, as ONNX computes them.
-bool window(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-            int64_t padBegin, int64_t padEnd, const std::string &autoPad,
-            int64_t &out, int64_t &begin) {
-  int64_t extent = (kernel - 1) * dilation + 1;
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    out = ceilDiv(in, stride);
-    int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
-    begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    return true;
-  }
-  if (autoPad == "VALID")
-    padBegin = padEnd = 0;
-  else if (autoPad != "NOTSET" && !autoPad.empty())
-    return false;
-  int64_t span = in + padBegin + padEnd - extent;
-  if (span < 0)
-    return false;
-  out = span / stride + 1;
-  begin = padBegin;
-  return true;
-}
-
 bool analyse(const KernelRequest &r, Geometry &g, std::string &whyNot) {
   if (r.opType != "Conv")
     return false;
@@ -143,42 +120,17 @@ bool analyse(const KernelRequest &r, Geometry &g, std::string &whyNot) {
   g.w = x.shape[3];
   g.kh = wf.shape[2];
   g.kw = wf.shape[3];
-  std::vector<int64_t> kernel = r.getInts("kernel_shape", {g.kh, g.kw});
-  std::vector<int64_t> strides = r.getInts("strides", {1, 1});
-  std::vector<int64_t> dilations = r.getInts("dilations", {1, 1});
-  std::vector<int64_t> pads = r.getInts("pads", {0, 0, 0, 0});
-  std::string autoPad = r.getString("auto_pad", "NOTSET");
-  if (kernel != std::vector<int64_t>{g.kh, g.kw} || strides.size() != 2 ||
-      dilations.size() != 2 || pads.size() != 4) {
-    whyNot = "kernel_shape, strides, dilations or pads of the wrong size";
+  ConvWindow2d window;
+  if (!convWindow2d(r, g.h, g.w, g.kh, g.kw, window, whyNot))
     return false;
-  }
-  for (int64_t v : strides)
-    if (v < 1) {
-      whyNot = "strides must be positive";
-      return false;
-    }
-  for (int64_t v : dilations)
-    if (v < 1) {
-      whyNot = "dilations must be positive";
-      return false;
-    }
-  for (int64_t v : pads)
-    if (v < 0) {
-      whyNot = "pads must not be negative";
-      return false;
-    }
-  g.sh = strides[0];
-  g.sw = strides[1];
-  g.dh = dilations[0];
-  g.dw = dilations[1];
-  if (!window(g.h, g.kh, g.sh, g.dh, pads[0], pads[2], autoPad, g.oh,
-              g.padTop) ||
-      !window(g.w, g.kw, g.sw, g.dw, pads[1], pads[3], autoPad, g.ow,
-              g.padLeft)) {
-    whyNot = "a window larger than the padded input or an unknown auto_pad";
-    return false;
-  }
+  g.sh = window.strideH;
+  g.sw = window.strideW;
+  g.dh = window.dilH;
+  g.dw = window.dilW;
+  g.oh = window.oh;
+  g.ow = window.ow;
+  g.padTop = window.padTop;
+  g.padLeft = window.padLeft;
   if (y.shape != std::vector<int64_t>{g.n, g.c, g.oh, g.ow}) {
     whyNot = "an output shape Conv does not give";
     return false;
