@@ -183,6 +183,34 @@ bool packedTaps(const ConvProblem &p, PackedTaps &taps) {
   return 3 * bestSlots <= 2 * im2col * taps.pixels;
 }
 
+/// A Conv's plan key: its window's geometry, X's form and the unit, then
+/// what the operand adds (AOperand::planKey).
+std::string convPlanKey(const char *name, const ConvProblem &P,
+                        const MatrixUnit &unit,
+                        std::initializer_list<int64_t> extra) {
+  std::string key = name;
+  for (int64_t v : {P.n, P.c, P.h, P.w, P.m, P.kh, P.kw, P.group, P.oh, P.ow,
+                    P.strideH, P.strideW, P.dilH, P.dilW, P.padTop, P.padLeft})
+    appendPlanKey(key, v);
+  for (int64_t v : extra)
+    appendPlanKey(key, v);
+  appendPlanKey(key, int64_t(unit.kChunk));
+  appendPlanKey(key, P.x->form);
+  return key;
+}
+
+/// An image of `count` compute rows of kcWidth K-chunks each, row after
+/// row, K-chunk kc at slot kc - kcBegin of its row; no quads yet.
+void startRowImage(AImage &image, int64_t count, int64_t kcBegin,
+                   int64_t kcWidth) {
+  image.rowStride = kcWidth;
+  image.kcSlot.clear();
+  for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
+    image.kcSlot.push_back(kc - kcBegin);
+  image.slots = count * kcWidth;
+  image.quads.clear();
+}
+
 /// The im2col rows of X: row r is output pixel r (NHWC order), K-chunk kc
 /// is tap kc / cq, channel quad kc % cq.
 class ConvA : public AOperand {
@@ -194,25 +222,14 @@ public:
   int64_t rowStride(int64_t kcWidth) const override { return kcWidth; }
   /// The window's geometry and X's form: all image() reads.
   std::string planKey() const override {
-    std::string key = "conv";
-    for (int64_t v :
-         {P.n, P.c, P.h, P.w, P.m, P.kh, P.kw, P.group, P.oh, P.ow, P.strideH,
-          P.strideW, P.dilH, P.dilW, P.padTop, P.padLeft, int64_t(Unit.kChunk)})
-      appendPlanKey(key, v);
-    appendPlanKey(key, P.x->form);
-    return key;
+    return convPlanKey("conv", P, Unit, {});
   }
   int64_t imageSlots(int64_t count, int64_t kcWidth) const override {
     return count * kcWidth;
   }
   void image(int64_t first, int64_t count, int64_t kcBegin, int64_t kcWidth,
              AImage &image) const override {
-    image.rowStride = kcWidth;
-    image.kcSlot.clear();
-    for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
-      image.kcSlot.push_back(kc - kcBegin);
-    image.slots = imageSlots(count, kcWidth);
-    image.quads.clear();
+    startRowImage(image, count, kcBegin, kcWidth);
     int64_t pixels = P.n * P.oh * P.ow;
     int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());
     image.quads.reserve(size_t(count * std::max<int64_t>(kcEnd - kcBegin, 0)));
@@ -334,25 +351,15 @@ public:
   int64_t kChunks() const override { return P.kh * P.c * P.taps.quads; }
   int64_t rowStride(int64_t kcWidth) const override { return kcWidth; }
   std::string planKey() const override {
-    std::string key = "conv-packed";
-    for (int64_t v : {P.n, P.c, P.h, P.w, P.m, P.kh, P.kw, P.group, P.oh, P.ow,
-                      P.strideH, P.strideW, P.dilH, P.dilW, P.padTop, P.padLeft,
-                      P.taps.pixels, P.taps.quads, int64_t(Unit.kChunk)})
-      appendPlanKey(key, v);
-    appendPlanKey(key, P.x->form);
-    return key;
+    return convPlanKey("conv-packed", P, Unit,
+                       {P.taps.pixels, P.taps.quads});
   }
   int64_t imageSlots(int64_t count, int64_t kcWidth) const override {
     return count * kcWidth;
   }
   void image(int64_t first, int64_t count, int64_t kcBegin, int64_t kcWidth,
              AImage &image) const override {
-    image.rowStride = kcWidth;
-    image.kcSlot.clear();
-    for (int64_t kc = kcBegin; kc < kcBegin + kcWidth; ++kc)
-      image.kcSlot.push_back(kc - kcBegin);
-    image.slots = imageSlots(count, kcWidth);
-    image.quads.clear();
+    startRowImage(image, count, kcBegin, kcWidth);
     int64_t kcEnd = std::min(kcBegin + kcWidth, kChunks());
     image.quads.reserve(size_t(count * std::max<int64_t>(kcEnd - kcBegin, 0)));
     const DramForm &x = P.x->form;
