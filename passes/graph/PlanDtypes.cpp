@@ -116,6 +116,8 @@ public:
         planUniform(function, mode == "half"
                                   ? Type(Float16Type::get(&getContext()))
                                   : Type(Float64Type::get(&getContext())));
+      if (mode == "mixed")
+        sinkWideningCasts(function);
       removeRoundTrips(function);
     });
   }
@@ -127,20 +129,35 @@ private:
     OpBuilder builder(&getContext());
     Type half = Float16Type::get(&getContext());
     Type single = Float32Type::get(&getContext());
+    // One Cast to half per single value, however many products read it
+    // (a ResNet block's input feeds both conv1 and the downsample), placed
+    // after the value's producer so that it comes before every reader.
+    llvm::DenseMap<Value, Value> halves;
+    auto halfOf = [&](Value value, Operation *reader,
+                      unsigned operand) -> Value {
+      Value &cast = halves[value];
+      if (cast)
+        return cast;
+      OpBuilder::InsertionGuard guard(builder);
+      if (Operation *producer = value.getDefiningOp())
+        builder.setInsertionPointAfter(producer);
+      else
+        builder.setInsertionPointToStart(value.getParentBlock());
+      cast = createCast(builder, reader->getLoc(), value, half,
+                        codegen::nodeNameOf(reader) + "/cast_in" +
+                            std::to_string(operand));
+      return cast;
+    };
     function.walk([&](Operation *op) {
       StringRef opType = op->getName().stripDialect();
       if (op->getName().getDialectNamespace() != "onnx" || !isProduct(opType))
         return;
       if (op->getNumResults() != 1 || !isF32Tensor(op->getResult(0).getType()))
         return;
-      builder.setInsertionPoint(op);
       for (OpOperand &operand : op->getOpOperands())
         if (isHalfOperandOfProduct(opType, operand.getOperandNumber()) &&
             isF32Tensor(operand.get().getType()))
-          operand.set(createCast(
-              builder, op->getLoc(), operand.get(), half,
-              codegen::nodeNameOf(op) + "/cast_in" +
-                  std::to_string(operand.getOperandNumber())));
+          operand.set(halfOf(operand.get(), op, operand.getOperandNumber()));
       Value result = op->getResult(0);
       // A Relu or Clip that is the product's only user takes the product's
       // format, so that the product's kernel can clamp as it stores
@@ -233,6 +250,89 @@ private:
         if (isF32Tensor(result.getType()))
           result.setType(withElement(result.getType(), element));
     }
+  }
+
+  /// Under mixed, an op that only selects or moves values (MaxPool after a
+  /// convolution, SqueezeNet's Concat of two expand convolutions) whose
+  /// float inputs are all half values widened by a Cast only it reads runs
+  /// in half, and the Cast follows it instead: selecting among exactly widened halves
+  /// gives the widening of what is selected among the halves, so the
+  /// results are the same to the bit, the op moves half the bytes, and
+  /// the Cast back to half before the next product cancels
+  /// (removeRoundTrips). Ops are visited in order, so a Cast sinks through
+  /// a chain of them (MaxPool, then Reshape, ...).
+  void sinkWideningCasts(func::FuncOp function) {
+    OpBuilder builder(&getContext());
+    Type single = Float32Type::get(&getContext());
+    Type half = Float16Type::get(&getContext());
+    auto halfWidened = [](Value value) -> Value {
+      Operation *cast = value.getDefiningOp();
+      if (!cast || cast->getName().getStringRef() != "onnx.Cast" ||
+          !isF32Tensor(value.getType()))
+        return nullptr;
+      Value source = cast->getOperand(0);
+      auto tensor = llvm::dyn_cast<RankedTensorType>(source.getType());
+      return tensor && tensor.getElementType().isF16() ? source : nullptr;
+    };
+    for (Operation &op :
+         llvm::make_early_inc_range(function.getBody().front())) {
+      if (!selectsValues(&op) || !followsOperands(&op))
+        continue;
+      // Every float operand a widened half, every float result single.
+      llvm::SmallVector<std::pair<OpOperand *, Value>> narrowed;
+      bool eligible = true;
+      for (OpOperand &operand : op.getOpOperands()) {
+        auto tensor = llvm::dyn_cast<RankedTensorType>(operand.get().getType());
+        if (!tensor || !llvm::isa<FloatType>(tensor.getElementType()))
+          continue;
+        Value source = halfWidened(operand.get());
+        // Only a Cast this op alone reads: one another op reads too would
+        // stay, and the op's own Cast would come on top.
+        if (!source || !operand.get().hasOneUse()) {
+          eligible = false;
+          break;
+        }
+        narrowed.push_back({&operand, source});
+      }
+      if (!eligible || narrowed.empty())
+        continue;
+      for (Value result : op.getResults())
+        eligible &= isF32Tensor(result.getType());
+      if (!eligible)
+        continue;
+      for (auto &[operand, source] : narrowed) {
+        Operation *widening = operand->get().getDefiningOp();
+        operand->set(source);
+        if (widening->use_empty())
+          widening->erase();
+      }
+      builder.setInsertionPointAfter(&op);
+      for (Value result : op.getResults()) {
+        result.setType(withElement(result.getType(), half));
+        std::string name = codegen::nodeNameOf(&op) + "/cast_out";
+        if (op.getNumResults() > 1)
+          name += std::to_string(llvm::cast<OpResult>(result).getResultNumber());
+        Value widened =
+            createCast(builder, op.getLoc(), result, single, name);
+        result.replaceAllUsesExcept(widened, widened.getDefiningOp());
+      }
+    }
+  }
+
+  /// Ops whose results are values of their float operands, moved or
+  /// selected but never computed, so that they are exact in any format
+  /// (a Pad is not: its fill value is an operand of its own).
+  static bool selectsValues(Operation *op) {
+    if (op->getName().getDialectNamespace() != "onnx")
+      return false;
+    StringRef name = op->getName().stripDialect();
+    if (name == "MaxPool")
+      return op->getNumResults() == 1; // not with the Indices output
+    return llvm::StringSwitch<bool>(name)
+        .Cases("GlobalMaxPool", "Relu", "Max", "Min", "Identity", true)
+        .Cases("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", true)
+        .Cases("Concat", "Slice", "Split", true)
+        .Default(false);
   }
 
   /// Cast(Cast(x)) back to x's own format is x; a Cast to the format a

@@ -82,3 +82,60 @@ func.func @matmul_chain(%x: tensor<4x8xf32>, %w1: tensor<8x8xf32>, %w2: tensor<8
   %b = "onnx.MatMul"(%a, %w2) : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
   return %b : tensor<4x2xf32>
 }
+
+// One Cast to half per single value: a block input read by two
+// convolutions (a ResNet block's conv1 and downsample) is cast once.
+// MIXED-LABEL: func.func @shared_input
+// MIXED: %[[H:.*]] = "onnx.Cast"(%arg0) {to = 10 : i64}
+// MIXED-NOT: "onnx.Cast"(%arg0)
+// MIXED: "onnx.Conv"(%[[H]]
+// MIXED: "onnx.Conv"(%[[H]]
+func.func @shared_input(%x: tensor<1x2x3x3xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>) {
+  %w1 = onnx.Initializer "w1" dense<0.5> : tensor<4x2x1x1xf32>
+  %w2 = onnx.Initializer "w2" dense<0.25> : tensor<4x2x1x1xf32>
+  %a = "onnx.Conv"(%x, %w1) {kernel_shape = [1, 1]} : (tensor<1x2x3x3xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x3x3xf32>
+  %b = "onnx.Conv"(%x, %w2) {kernel_shape = [1, 1]} : (tensor<1x2x3x3xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x3x3xf32>
+  return %a, %b : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>
+}
+
+// An op that only selects values (MaxPool, Reshape, Concat) of halves
+// widened for it alone runs in half and the widening follows it: between
+// Conv -> Relu -> MaxPool -> Conv no Cast is left, and the Concat of two
+// products' results is half. A MaxPool whose input has another reader
+// stays single.
+// MIXED-LABEL: func.func @pool_between_convs
+// MIXED: %[[R:.*]] = "onnx.Relu"(%{{.*}}) : (tensor<1x4x4x4xf16>) -> tensor<1x4x4x4xf16>
+// MIXED-NEXT: %[[P:.*]] = "onnx.MaxPool"(%[[R]]) {{.*}} : (tensor<1x4x4x4xf16>) -> tensor<1x4x2x2xf16>
+// MIXED-NOT: onnx.Cast
+// MIXED: "onnx.Conv"(%[[P]], %{{.*}}) {{.*}} : (tensor<1x4x2x2xf16>, tensor<4x4x1x1xf16>) -> tensor<1x4x2x2xf16>
+// MIXED-LABEL: func.func @concat_of_products
+// MIXED: %[[A:.*]] = "onnx.Conv"{{.*}} -> tensor<1x4x3x3xf16>
+// MIXED: %[[B:.*]] = "onnx.Conv"{{.*}} -> tensor<1x4x3x3xf16>
+// MIXED: %[[C:.*]] = "onnx.Concat"(%[[A]], %[[B]]) {{.*}} -> tensor<1x8x3x3xf16>
+// MIXED: "onnx.Cast"(%[[C]]) {to = 1 : i64}
+// MIXED-LABEL: func.func @pool_of_shared
+// MIXED: %[[S:.*]] = "onnx.Cast"(%{{.*}}) {to = 1 : i64} : (tensor<1x4x4x4xf16>) -> tensor<1x4x4x4xf32>
+// MIXED: "onnx.MaxPool"(%[[S]]) {{.*}} : (tensor<1x4x4x4xf32>) -> tensor<1x4x2x2xf32>
+func.func @pool_between_convs(%x: tensor<1x2x4x4xf32>) -> tensor<1x4x2x2xf32> {
+  %w1 = onnx.Initializer "pw1" dense<0.5> : tensor<4x2x1x1xf32>
+  %w2 = onnx.Initializer "pw2" dense<0.25> : tensor<4x4x1x1xf32>
+  %a = "onnx.Conv"(%x, %w1) {kernel_shape = [1, 1]} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %r = "onnx.Relu"(%a) : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %p = "onnx.MaxPool"(%r) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x2x2xf32>
+  %b = "onnx.Conv"(%p, %w2) {kernel_shape = [1, 1]} : (tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x2x2xf32>
+  return %b : tensor<1x4x2x2xf32>
+}
+func.func @concat_of_products(%x: tensor<1x2x3x3xf32>) -> tensor<1x8x3x3xf32> {
+  %w1 = onnx.Initializer "cw1" dense<0.5> : tensor<4x2x1x1xf32>
+  %w2 = onnx.Initializer "cw2" dense<0.25> : tensor<4x2x1x1xf32>
+  %a = "onnx.Conv"(%x, %w1) {kernel_shape = [1, 1]} : (tensor<1x2x3x3xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x3x3xf32>
+  %b = "onnx.Conv"(%x, %w2) {kernel_shape = [1, 1]} : (tensor<1x2x3x3xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x3x3xf32>
+  %c = "onnx.Concat"(%a, %b) {axis = 1 : i64} : (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>) -> tensor<1x8x3x3xf32>
+  return %c : tensor<1x8x3x3xf32>
+}
+func.func @pool_of_shared(%x: tensor<1x2x4x4xf32>) -> (tensor<1x4x2x2xf32>, tensor<1x4x4x4xf32>) {
+  %w1 = onnx.Initializer "sw1" dense<0.5> : tensor<4x2x1x1xf32>
+  %a = "onnx.Conv"(%x, %w1) {kernel_shape = [1, 1]} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %p = "onnx.MaxPool"(%a) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x4x4x4xf32>) -> tensor<1x4x2x2xf32>
+  return %p, %a : tensor<1x4x2x2xf32>, tensor<1x4x4x4xf32>
+}

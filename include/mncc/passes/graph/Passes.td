@@ -45,7 +45,13 @@ def PlanDtypes : Pass<"mncc-plan-dtypes", "mlir::ModuleOp"> {
     - `mixed`: the inputs and outputs of Gemm, MatMul and Conv are half;
       everything else single, but a Relu or Clip that is a product's only
       user, which stays in half with it (mncc-fuse-epilogues folds it into
-      the product's kernel).
+      the product's kernel). A single value read by several products is cast
+      to half once. An op that only selects or moves values (MaxPool,
+      GlobalMaxPool, Relu, Max, Min, Identity, Reshape, Flatten, Squeeze,
+      Unsqueeze, Transpose, Concat, Slice, Split) whose float inputs are
+      half values widened for it alone runs in half and the widening Cast
+      follows it: the results are the same to the bit, and the Cast back to
+      half before the next product cancels.
     - `half` / `double`: every float32 tensor becomes half / double; the
       graph's inputs and outputs keep their host type, converted by the host
       when it stages them (the Casts at the boundary are folded into staging
