@@ -47,14 +47,13 @@ std::vector<Piece> piecesOf(const L1bRanges &ranges, int64_t l2bmAddress) {
   return pieces;
 }
 
-std::string dramOperand(const L1bRanges &ranges, int64_t address) {
-  return "$d" + std::to_string(address) + (ranges.onlyGroup0 ? "@0" : "");
+std::string dramOperand(bool onlyGroup0, int64_t address) {
+  return "$d" + std::to_string(address) + (onlyGroup0 ? "@0" : "");
 }
 
-std::string l2bmMvOperand(const L1bRanges &ranges, int64_t address,
-                          unsigned l2b) {
-  return "$lc" + std::to_string(address) + "@" +
-         (ranges.onlyGroup0 ? "0" : "") + "." + std::to_string(l2b);
+std::string l2bmMvOperand(bool onlyGroup0, int64_t address, unsigned l2b) {
+  return "$lc" + std::to_string(address) + "@" + (onlyGroup0 ? "0" : "") +
+         "." + std::to_string(l2b);
 }
 
 std::string mvOpcode(const char *name, int64_t longWords, unsigned tag) {
@@ -64,33 +63,51 @@ std::string mvOpcode(const char *name, int64_t longWords, unsigned tag) {
 
 } // namespace
 
-void codegen::emitDramToL1bm(VsmWriter &out, const L1bRanges &ranges,
-                             int64_t l1bmAddress, int64_t l2bmAddress) {
+unsigned codegen::emitMvDramToL2bm(VsmWriter &out, int64_t dram, int64_t l2bm,
+                                   int64_t longWords, unsigned l2b,
+                                   bool onlyGroup0) {
+  unsigned tag = out.newTag();
+  out.statement(mvOpcode("mvp", longWords, tag) + " " +
+                dramOperand(onlyGroup0, dram) + " " +
+                l2bmMvOperand(onlyGroup0, l2bm, l2b));
+  return tag;
+}
+
+unsigned codegen::emitMvL2bmToDram(VsmWriter &out, int64_t l2bm, int64_t dram,
+                                   int64_t longWords, unsigned l2b,
+                                   bool onlyGroup0) {
+  unsigned tag = out.newTag();
+  out.statement(mvOpcode("mvp", longWords, tag) + " " +
+                l2bmMvOperand(onlyGroup0, l2bm, l2b) + " " +
+                dramOperand(onlyGroup0, dram));
+  return tag;
+}
+
+std::vector<unsigned> codegen::emitDramToL2bm(VsmWriter &out,
+                                              const L1bRanges &ranges,
+                                              int64_t l2bmAddress) {
   std::vector<unsigned> tags;
   bool bothL2bsSame = ranges.l2bStride == 0;
   for (const Piece &piece : piecesOf(ranges, l2bmAddress)) {
-    unsigned tag = out.newTag();
-    tags.push_back(tag);
     if (bothL2bsSame && !ranges.onlyGroup0) {
       // One transfer fills both L2BMs of every group.
+      unsigned tag = out.newTag();
+      tags.push_back(tag);
       out.statement(mvOpcode("mvb2", piece.longWords, tag) + " $d" +
                     std::to_string(piece.dram) + " $lc" +
                     std::to_string(piece.l2bm));
       continue;
     }
-    for (unsigned l = piece.l2b; l < (bothL2bsSame ? kL2bsPerGroup : piece.l2b + 1);
-         ++l) {
-      if (l != piece.l2b) {
-        tag = out.newTag();
-        tags.push_back(tag);
-      }
-      out.statement(mvOpcode("mvp", piece.longWords, tag) + " " +
-                    dramOperand(ranges, piece.dram) + " " +
-                    l2bmMvOperand(ranges, piece.l2bm, l));
-    }
+    for (unsigned l = piece.l2b;
+         l < (bothL2bsSame ? kL2bsPerGroup : piece.l2b + 1); ++l)
+      tags.push_back(emitMvDramToL2bm(out, piece.dram, piece.l2bm,
+                                      piece.longWords, l, ranges.onlyGroup0));
   }
-  for (unsigned tag : tags)
-    out.wait(tag);
+  return tags;
+}
+
+void codegen::emitL2bmToL1bm(VsmWriter &out, const L1bRanges &ranges,
+                             int64_t l1bmAddress, int64_t l2bmAddress) {
   // L2BM -> L1BM, 64 long words a step; the instruction runs in every L2B
   // of every group at once, so it moves the longest piece everywhere
   // (clipped pieces carry whatever the L2BM held, which nobody reads).
@@ -111,7 +128,14 @@ void codegen::emitDramToL1bm(VsmWriter &out, const L1bRanges &ranges,
   out.nop();
 }
 
-void codegen::emitL1bmToDram(VsmWriter &out, const L1bRanges &ranges,
+void codegen::emitDramToL1bm(VsmWriter &out, const L1bRanges &ranges,
+                             int64_t l1bmAddress, int64_t l2bmAddress) {
+  for (unsigned tag : emitDramToL2bm(out, ranges, l2bmAddress))
+    out.wait(tag);
+  emitL2bmToL1bm(out, ranges, l1bmAddress, l2bmAddress);
+}
+
+void codegen::emitL1bmToL2bm(VsmWriter &out, const L1bRanges &ranges,
                              int64_t l1bmAddress, int64_t l2bmAddress) {
   bool l1bBroadcast = ranges.l1bStride == 0;
   for (unsigned k = 0; k < (l1bBroadcast ? 1 : kL1bsPerL2b); ++k)
@@ -124,15 +148,23 @@ void codegen::emitL1bmToDram(VsmWriter &out, const L1bRanges &ranges,
                             offset)});
   // An MV may read the L2BM only once the writes have landed.
   out.nop(2);
+}
+
+std::vector<unsigned> codegen::emitL2bmToDram(VsmWriter &out,
+                                              const L1bRanges &ranges,
+                                              int64_t l2bmAddress) {
   std::vector<unsigned> tags;
-  for (const Piece &piece : piecesOf(ranges, l2bmAddress)) {
-    unsigned tag = out.newTag();
-    tags.push_back(tag);
-    out.statement(mvOpcode("mvp", piece.longWords, tag) + " " +
-                  l2bmMvOperand(ranges, piece.l2bm, piece.l2b) + " " +
-                  dramOperand(ranges, piece.dram));
-  }
-  for (unsigned tag : tags)
+  for (const Piece &piece : piecesOf(ranges, l2bmAddress))
+    tags.push_back(emitMvL2bmToDram(out, piece.l2bm, piece.dram,
+                                    piece.longWords, piece.l2b,
+                                    ranges.onlyGroup0));
+  return tags;
+}
+
+void codegen::emitL1bmToDram(VsmWriter &out, const L1bRanges &ranges,
+                             int64_t l1bmAddress, int64_t l2bmAddress) {
+  emitL1bmToL2bm(out, ranges, l1bmAddress, l2bmAddress);
+  for (unsigned tag : emitL2bmToDram(out, ranges, l2bmAddress))
     out.wait(tag);
 }
 

@@ -49,6 +49,15 @@ struct L1bRanges {
   bool onlyGroup0 = false;
 };
 
+/// One MV transfer, not waited for: `longWords` from DRAM address `dram`
+/// to L2BM address `l2bm` of L2B `l2b`, in every group in parallel (each
+/// from its own DRAM) or in group 0 alone. Returns the tag to wait on.
+unsigned emitMvDramToL2bm(VsmWriter &out, int64_t dram, int64_t l2bm,
+                          int64_t longWords, unsigned l2b, bool onlyGroup0);
+/// The inverse, L2BM -> DRAM.
+unsigned emitMvL2bmToDram(VsmWriter &out, int64_t l2bm, int64_t dram,
+                          int64_t longWords, unsigned l2b, bool onlyGroup0);
+
 /// DRAM -> L1BM: every L1B gets its range at l1bmAddress. The ranges pass
 /// through the L2BM at l2bmAddress (8 * longWords per L2B, or longWords
 /// for an L1B broadcast). longWords, l1bmAddress and l2bmAddress must be
@@ -58,6 +67,20 @@ void emitDramToL1bm(VsmWriter &out, const L1bRanges &ranges,
 /// L1BM -> DRAM, the inverse.
 void emitL1bmToDram(VsmWriter &out, const L1bRanges &ranges,
                     int64_t l1bmAddress, int64_t l2bmAddress);
+
+/// The two halves of each, for kernels that overlap a transfer with other
+/// work (the next block's MV while the PEs move this one): the MVs, not
+/// waited for (their tags returned: wait on all before reading the L2BM,
+/// or before writing the L2BM range an L2BM -> DRAM half reads), and the
+/// L2BM <-> L1BM steps, which leave the steps their readers need.
+std::vector<unsigned> emitDramToL2bm(VsmWriter &out, const L1bRanges &ranges,
+                                     int64_t l2bmAddress);
+void emitL2bmToL1bm(VsmWriter &out, const L1bRanges &ranges,
+                    int64_t l1bmAddress, int64_t l2bmAddress);
+void emitL1bmToL2bm(VsmWriter &out, const L1bRanges &ranges,
+                    int64_t l1bmAddress, int64_t l2bmAddress);
+std::vector<unsigned> emitL2bmToDram(VsmWriter &out, const L1bRanges &ranges,
+                                     int64_t l2bmAddress);
 
 /// How an L1B's block is spread over its 64 PEs. Long word j (j <
 /// longWords) of each PE's block corresponds to L1BM address

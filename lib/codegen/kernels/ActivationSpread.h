@@ -49,9 +49,11 @@ public:
                 int64_t lmLongWord) const;
   void emitStore(VsmWriter &out, int64_t first, int64_t count, PeMemory memory,
                  int64_t lmLongWord) const;
+  /// Where PE long words [first, first + count) of every L1B lie in DRAM
+  /// (count at most a chunk), for kernels that move them themselves.
+  L1bRanges rangesOf(int64_t first, int64_t count) const;
 
 private:
-  L1bRanges rangesOf(int64_t first, int64_t count) const;
 
   DramForm Form;
   int64_t Align;

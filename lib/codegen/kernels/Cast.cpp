@@ -263,10 +263,15 @@ private:
         return false;
       return emitRows(request, c, plan, out, description, error);
     }
-    // Result long words per PE and pass: the broadcast source range, at
-    // most 2048 long words (LM0), and whole MV units.
-    int64_t pass = std::min<int64_t>(1024, 32 * c.den / c.num);
-    pass = pass / 4 * 4;
+    // Result long words per PE and pass: whole MV units of source, and
+    // the L2BM of an L2B holding two passes' sources and two passes'
+    // results, so that the next pass's source and the last pass's result
+    // move while the PEs work on this one (V7).
+    int64_t l2bPerPass =
+        2 * kPesPerL1b * kL1bsPerL2b * (c.num + c.den) / c.den;
+    int64_t pass = std::min<int64_t>(AlignedSpread::kChunkLongWords,
+                                     kL2bmLongWords / l2bPerPass) /
+                   4 * 4;
     AlignedSpread result(y, 4);
     int64_t share = result.peLongWords() * kPesPerL1b;
     description.generator = name();
@@ -318,19 +323,43 @@ private:
     // An ALU write of T two steps before a $mt read (H8).
     out.nop(2);
 
-    for (int64_t first = 0; first < result.peLongWords(); first += pass) {
-      int64_t count = std::min(pass, result.peLongWords() - first);
-      int64_t sourceLongWords = kPesPerL1b * count * c.num / c.den;
+    auto passCount = [&](int64_t first) {
+      return std::min(pass, result.peLongWords() - first);
+    };
+    auto sourceRanges = [&](int64_t first) {
       L1bRanges ranges;
       ranges.base = x.base + first * kPesPerL1b * c.num / c.den;
       ranges.l1bStride = share * c.num / c.den;
       ranges.l2bStride = ranges.l1bStride * kL1bsPerL2b;
-      ranges.longWords = sourceLongWords;
+      ranges.longWords = kPesPerL1b * passCount(first) * c.num / c.den;
       ranges.limit = x.groupLongWords() - first * kPesPerL1b * c.num / c.den;
       ranges.onlyGroup0 = x.groups == 1;
-      emitDramToL1bm(out, ranges, 0, 0);
+      return ranges;
+    };
+    // The L2BM of an L2B: the sources of even and odd passes, then their
+    // results.
+    int64_t sourceBuffer = kPesPerL1b * kL1bsPerL2b * pass * c.num / c.den;
+    int64_t resultBuffer = kPesPerL1b * kL1bsPerL2b * pass;
+    auto sourceAt = [&](int64_t index) { return (index % 2) * sourceBuffer; };
+    auto resultAt = [&](int64_t index) {
+      return 2 * sourceBuffer + (index % 2) * resultBuffer;
+    };
+    std::vector<unsigned> sourceTags = emitDramToL2bm(out, sourceRanges(0), 0);
+    std::vector<unsigned> resultTags[2];
+    for (int64_t first = 0, index = 0; first < result.peLongWords();
+         first += pass, ++index) {
+      int64_t count = passCount(first);
+      L1bRanges ranges = sourceRanges(first);
+      std::vector<unsigned> nextTags;
+      if (first + pass < result.peLongWords())
+        nextTags =
+            emitDramToL2bm(out, sourceRanges(first + pass), sourceAt(index + 1));
+      for (unsigned tag : sourceTags)
+        out.wait(tag);
+      emitL2bmToL1bm(out, ranges, 0, sourceAt(index));
       emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
-                   sourceLongWords);
+                   ranges.longWords);
+      sourceTags = std::move(nextTags);
       // Step s makes result long words 4 s .. 4 s + 3 (one a cycle).
       int64_t stepWords = 4 * c.cycleWords;
       auto source = [&](int64_t s, int64_t offset, bool longWord) {
@@ -392,8 +421,18 @@ private:
       }
       // MAU results land ten cycles after their step.
       out.nop(2);
-      result.emitStore(out, first, count, PeMemory::LM1, 0);
+      // The result through L2BM buffer index % 2, whose MV two passes back
+      // must be done first; this pass's MV goes on beside the next pass.
+      emitPeToL1bm(out, Spread::AllPes, PeMemory::LM1, 0, count, 0);
+      for (unsigned tag : resultTags[index % 2])
+        out.wait(tag);
+      L1bRanges stored = result.rangesOf(first, count);
+      emitL1bmToL2bm(out, stored, 0, resultAt(index));
+      resultTags[index % 2] = emitL2bmToDram(out, stored, resultAt(index));
     }
+    for (const std::vector<unsigned> &tags : resultTags)
+      for (unsigned tag : tags)
+        out.wait(tag);
     (void)floatBits;
     return true;
   }

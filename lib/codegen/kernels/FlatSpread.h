@@ -1,14 +1,19 @@
 //===- FlatSpread.h - A tensor spread flat over every PE --------*- C++ -*-===//
 //
-// The simplest placement for element-wise work: each group's DRAM block is
-// cut into sixteen equal shares, one per L1B of the group (L2B-major), and
-// each share is dealt out to the L1B's 64 PEs long word by long word
-// (l1bmd). Long word j of PE (mab, pe) of L1B k of L2B l in group g is
+// The simplest placement for element-wise work. Each group's DRAM block is
+// cut into two equal shares, one per L2B, and each share into chunks of
+// 512 long words per PE long word: a chunk goes DRAM -> L2BM in one MV,
+// L2BM -> L1BM by l2bmd (256 long words a step, L1B k taking long words
+// 8k..8k+7 of every 64) and L1BM -> PE by l1bmd (PE q long word j from
+// L1BM long word 64 j + q). Every tensor of the same DRAM geometry gets
+// the same spread, so an element-wise kernel works long word by long word
+// with no communication.
 //
-//   DRAM_g[base + (8 l + k) * shareLongWords + 64 j + 4 mab + pe].
-//
-// Every tensor of the same DRAM geometry gets the same spread, so an
-// element-wise kernel works long word by long word with no communication.
+// Why l2bmd and not l2bmb@k: it moves four times the long words a step
+// (256 against 64 for one L1B), and why chunks in two L2BM buffers: the
+// MV of the next chunk runs while the PEs move the current one, so loads
+// and stores run at the DRAM's rate instead of the DRAM's plus the L2BM's
+// (ResNet-50's residual Add: 96704 -> see docs/codegen.md E9).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,16 +27,14 @@ namespace mncc::codegen {
 
 class FlatSpread {
 public:
-  /// Long words per PE moved through the L1BM at once: 2 Ki long words per
-  /// L1B, 16 Ki per L2BM, half of it.
+  /// Long words per PE one chunk moves: 16 Ki long words of an L2BM, half
+  /// of it, so that two chunks are in flight.
   static constexpr int64_t kChunkLongWords = 32;
 
   explicit FlatSpread(const DramForm &form);
 
   /// Long words each PE holds (a multiple of 4).
   int64_t peLongWords() const { return PeLongWords; }
-  /// Long words of a group's DRAM block each L1B covers.
-  int64_t shareLongWords() const { return PeLongWords * kPesPerL1b; }
 
   /// Loads PE long words [first, first + count) of the tensor into
   /// [lmLongWord, lmLongWord + count) of `memory` in every PE (count a
@@ -43,7 +46,13 @@ public:
                  PeMemory memory, int64_t lmLongWord) const;
 
 private:
-  L1bRanges rangesOf(int64_t first, int64_t count) const;
+  /// The MV transfers of the chunk of PE long words [first, first +
+  /// count) between DRAM and L2BM buffer `buffer`, clipped to the tensor
+  /// (the L2BM past the clip holds what it held; a store never writes it
+  /// back). Returns their tags.
+  std::vector<unsigned> emitChunkMoves(VsmWriter &out, int64_t first,
+                                       int64_t count, int64_t buffer,
+                                       bool toDram) const;
 
   DramForm Form;
   int64_t PeLongWords;
