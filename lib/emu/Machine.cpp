@@ -45,18 +45,11 @@ constexpr uint64_t DramPageSize = uint64_t(1) << DramPageBits;
 
 namespace {
 
-/// One thread unless MNCC_EMU_THREADS asks for more: on the shared 2-core
+/// The step threads of each new Machine: one unless a tool sets more from
+/// MNCC_EMU_THREADS (setDefaultStepThreads): on the shared 2-core
 /// development machine, busy with other builds and runs, two threads ran
 /// SqueezeNet slower than one (docs/target/mncore2.md, "Speed").
-unsigned defaultStepThreads() {
-  if (const char *text = std::getenv("MNCC_EMU_THREADS")) {
-    char *end = nullptr;
-    unsigned long count = std::strtoul(text, &end, 10);
-    if (end != text && *end == '\0')
-      return unsigned(count);
-  }
-  return 1;
-}
+std::atomic<unsigned> DefaultStepThreads{1};
 
 /// Waits a moment inside a spin loop.
 inline void spinPause() {
@@ -93,6 +86,23 @@ Machine::Machine()
   DefaultMask.Entry = 0;
   DefaultMask.Targets = MaskAll;
   setStepThreads(defaultStepThreads());
+}
+
+void setDefaultStepThreads(unsigned count) {
+  DefaultStepThreads.store(std::max(1u, count), std::memory_order_relaxed);
+}
+
+unsigned defaultStepThreads() {
+  return DefaultStepThreads.load(std::memory_order_relaxed);
+}
+
+unsigned stepThreadsFromText(const char *text) {
+  if (!text)
+    return 1;
+  char *end = nullptr;
+  unsigned long count = std::strtoul(text, &end, 10);
+  return end != text && *end == '\0' && count > 0 ? unsigned(std::min(count, 64ul))
+                                                   : 1;
 }
 
 Machine::~Machine() = default;

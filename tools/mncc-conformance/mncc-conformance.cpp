@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mncc/emu/Machine.h"
 #include "mncc/Registration.h"
 #include "mncc/Version.h"
 #include "mncc/onnx/TensorIo.h"
@@ -481,6 +482,8 @@ int main(int argc, char **argv) {
   // mncc's own run-time variable for pfvm:cpu, read once, here.
   mncc::reference::setNumThreads(mncc::reference::threadCountFromText(
       std::getenv("MNCC_REFERENCE_THREADS")));
+  mncc::emu::setDefaultStepThreads(
+      mncc::emu::stepThreadsFromText(std::getenv("MNCC_EMU_THREADS")));
   DialectRegistry registry;
   mncc::registerAllDialects(registry);
 

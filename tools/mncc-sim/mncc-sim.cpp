@@ -142,6 +142,9 @@ bool parseSeed(const std::string &text, uint64_t &seed) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // mncc's own run-time variable for the emulator, read once, here.
+  mncc::emu::setDefaultStepThreads(
+      mncc::emu::stepThreadsFromText(std::getenv("MNCC_EMU_THREADS")));
   std::string input, dumpPath, tracePath;
   bool stats = false, checkHazardsFirst = false, fillRandom = false;
   uint64_t seed = 0;

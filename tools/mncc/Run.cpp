@@ -14,6 +14,7 @@
 
 #include "Commands.h"
 
+#include "mncc/emu/Machine.h"
 #include "mncc/Registration.h"
 #include "mncc/interpreter/OnnxInterpreter.h"
 #include "mncc/interpreter/ValueFiles.h"
@@ -562,6 +563,8 @@ int mncc::tool::runModel(const char *argv0) {
   // mncc's own run-time variable, read once, here (docs/reference.md).
   mncc::reference::setNumThreads(mncc::reference::threadCountFromText(
       std::getenv("MNCC_REFERENCE_THREADS")));
+  mncc::emu::setDefaultStepThreads(
+      mncc::emu::stepThreadsFromText(std::getenv("MNCC_EMU_THREADS")));
   if (runMaxMemory.getNumOccurrences()) {
     uint64_t bytes = 0;
     if (!mncc::reference::parseMemorySize(runMaxMemory, bytes)) {

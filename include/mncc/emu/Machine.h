@@ -52,6 +52,15 @@ using target::PdmLongWords;
 /// are fixed patterns.
 constexpr unsigned MaskEntries = target::MaskLowEntries;
 
+/// The step threads (Machine::setStepThreads) every Machine made from now
+/// on starts with: 1 until a tool sets it, once at start, from
+/// MNCC_EMU_THREADS (docs/options.md); the library reads no environment.
+void setDefaultStepThreads(unsigned count);
+unsigned defaultStepThreads();
+/// MNCC_EMU_THREADS's text as a thread count: a positive integer, else 1
+/// (null, empty or malformed text too).
+unsigned stepThreadsFromText(const char *text);
+
 /// PE index from its position in the hierarchy.
 constexpr unsigned peIndex(unsigned group, unsigned l2b, unsigned l1b,
                            unsigned mab, unsigned subpe) {

@@ -281,3 +281,24 @@ TEST(EmuStepThreads, CountsAreWholeGroups) {
 }
 
 } // namespace
+
+// The tools read MNCC_EMU_THREADS once and set the default every new
+// Machine starts with; the library reads no environment.
+TEST(EmuStepThreads, DefaultComesFromTheTool) {
+  EXPECT_EQ(stepThreadsFromText(nullptr), 1u);
+  EXPECT_EQ(stepThreadsFromText(""), 1u);
+  EXPECT_EQ(stepThreadsFromText("two"), 1u);
+  EXPECT_EQ(stepThreadsFromText("2x"), 1u);
+  EXPECT_EQ(stepThreadsFromText("0"), 1u);
+  EXPECT_EQ(stepThreadsFromText("2"), 2u);
+  EXPECT_EQ(stepThreadsFromText("4"), 4u);
+  unsigned before = defaultStepThreads();
+  setDefaultStepThreads(2);
+  {
+    Machine machine;
+    EXPECT_EQ(machine.stepThreads(), 2u);
+  }
+  setDefaultStepThreads(before);
+  Machine machine;
+  EXPECT_EQ(machine.stepThreads(), before);
+}
