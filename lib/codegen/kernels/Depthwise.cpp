@@ -27,6 +27,10 @@
 //    ascending order (a transfer's tail past the item is overwritten by
 //    the items after it); the image goes on to DRAM as it holds for good
 //    (D6).
+//  * A MaxPool walks the same bands with the ALU's max instead of the
+//    MAU's products (generator "pool-bands", D10): no constant image, so T
+//    is computed from $peid and the rows outside the image copy a row of
+//    -inf built in the PDM; the pad columns are -inf in LM0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +38,7 @@
 #include "ConvWindow.h"
 #include "Generators.h"
 #include "MathLib.h"
+#include "PoolWindow.h"
 
 #include "mncc/codegen/Transfer.h"
 #include "mncc/target/MNCore2.h"
@@ -41,6 +46,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -69,6 +75,9 @@ constexpr int64_t kTableImageLongWords = kPesPerL1b * 4;
 const std::vector<unsigned> kNhwc = {0, 2, 3, 1};
 
 struct Geometry {
+  /// A MaxPool (the max over the taps, -inf where the window leaves the
+  /// image: D10) instead of a depthwise Conv.
+  bool maxPool = false;
   DeviceType type = DeviceType::Half;
   int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
@@ -80,7 +89,58 @@ struct Geometry {
   int64_t taps() const { return kh * kw; }
 };
 
+/// A MaxPool of X and Y in one floating format, NHWC (D10).
+bool analyseMaxPool(const KernelRequest &r, Geometry &g, std::string &whyNot) {
+  g.maxPool = true;
+  if (r.inputs.size() != 1 || r.outputs.size() != 1) {
+    whyNot = r.outputs.size() > 1 ? "MaxPool's Indices output is not supported"
+                                  : "expects X and one output";
+    return false;
+  }
+  const DramForm &x = r.inputs[0].form, &y = r.outputs[0].form;
+  if (x.shape.size() != 4 || y.shape.size() != 4) {
+    whyNot = "2-D pools only";
+    return false;
+  }
+  g.type = x.type;
+  if (!isFloatingDeviceType(g.type) || y.type != g.type) {
+    whyNot = "X and Y of one floating format";
+    return false;
+  }
+  if (x.order != kNhwc || y.order != kNhwc) {
+    whyNot = "X and Y in NHWC";
+    return false;
+  }
+  g.n = x.shape[0];
+  g.c = x.shape[1];
+  g.h = x.shape[2];
+  g.w = x.shape[3];
+  PoolWindow2d window;
+  if (!poolWindow2d(r, g.h, g.w, window, whyNot))
+    return false;
+  g.kh = window.kh;
+  g.kw = window.kw;
+  g.sh = window.strideH;
+  g.sw = window.strideW;
+  g.dh = window.dilH;
+  g.dw = window.dilW;
+  g.oh = window.oh;
+  g.ow = window.ow;
+  g.padTop = window.padTop;
+  g.padLeft = window.padLeft;
+  if (y.shape != std::vector<int64_t>{g.n, g.c, g.oh, g.ow}) {
+    whyNot = "Y's shape is not the pool's output";
+    return false;
+  }
+  g.r = x.rowLongWords();
+  g.q = g.r / kQuadLongWords;
+  g.wp = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  return true;
+}
+
 bool analyse(const KernelRequest &r, Geometry &g, std::string &whyNot) {
+  if (r.opType == "MaxPool")
+    return analyseMaxPool(r, g, whyNot);
   if (r.opType != "Conv")
     return false;
   if (r.inputs.size() < 2 || r.outputs.size() != 1 || !r.hasInput(0) ||
@@ -183,6 +243,9 @@ struct Plan {
   int64_t rounds = 0;
   /// The items' rows straight into Y's DRAM (else through the PDM).
   bool directY = false;
+  /// A MaxPool's row of -inf (zeroLongWords of them) in every group's
+  /// PDM, beside Y's image: what rows outside the image copy (D10).
+  int64_t pdmNeutral = 0;
 
   /// The item L1B `slot` (group slot / 16, L2B slot / 8 % 2, L1B slot % 8)
   /// takes in `round`, or null.
@@ -231,7 +294,7 @@ bool fits(const Geometry &g, Plan &p, int64_t rows) {
       roundUp(p.bandQuads * kQuadLongWords + overhang, kMvUnitLongWords);
   // A MAB stores four pixels: up to three past the item's last.
   p.outLongWords = roundUp((rows * g.ow + 3) * g.r, kMvUnitLongWords);
-  p.weightLongWords = roundUp(g.taps() * g.q, 4);
+  p.weightLongWords = g.maxPool ? 0 : roundUp(g.taps() * g.q, 4);
   p.lm1Outputs = setsOf(g, p, rows) * 4 * g.q;
   return roundUp(p.bandQuads, 4) <= kLmLongWords &&
          p.bandLongWords <= kL1bmLongWords &&
@@ -247,11 +310,14 @@ bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
   while (p.setCols < g.ow && p.setCols < kLanes)
     p.setCols *= 2;
   p.setRows = kLanes / p.setCols;
-  int64_t accumulatorPerQuad = g.type == DeviceType::Half ? 8 : 4;
+  // Half convolutions accumulate in single (a double long word a quad);
+  // maxima stay in their format.
+  int64_t accumulatorPerQuad = g.type == DeviceType::Half && !g.maxPool ? 8 : 4;
   p.chunk =
       std::min(g.q, (kGrfLongWords - kGrf1Accumulators) / accumulatorPerQuad);
-  int64_t bias = roundUp(g.q, 4);
-  // GRF0: the bias, a zero and a fused activation's two bounds.
+  int64_t bias = g.maxPool ? 0 : roundUp(g.q, 4);
+  // GRF0: the bias, a zero and a fused activation's two bounds (a
+  // MaxPool: -inf).
   if (bias + 3 > kGrfLongWords) {
     whyNot = "more than " + std::to_string(4 * (kGrfLongWords - 4)) +
              " channel long words";
@@ -318,6 +384,15 @@ bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
   }
   p.zeroOffset = kTableImageLongWords;
   p.zeroLongWords = roundUp(g.wp * g.r, kMvUnitLongWords);
+  if (g.maxPool) {
+    p.pdmNeutral = p.directY ? 0
+                             : roundUp(y.groupLongWords(), kMvUnitLongWords) +
+                                   kMvUnitLongWords;
+    if (p.pdmNeutral + p.zeroLongWords > kPdmLongWords) {
+      whyNot = "Y and a row of -inf are over a PDM per group";
+      return false;
+    }
+  }
   p.weightOffset = p.zeroOffset + p.zeroLongWords;
   p.weightImageLongWords =
       roundUp(kQuadLongWords * p.weightLongWords, kMvUnitLongWords);
@@ -394,19 +469,96 @@ std::string l2bmAt(int64_t address, unsigned group, unsigned l2b) {
          std::to_string(l2b);
 }
 
-/// Zeroes long words [first, end) of LM0 in every PE: four a step, the
-/// last step's spare cycles repeating its last address.
-void zeroLm0(VsmWriter &out, int64_t first, int64_t end) {
+/// Sets long words [first, end) of LM0 in every PE to the neutral value:
+/// zero, or (`neutral` an operand, a MaxPool's -inf) a copy of it; four a
+/// step, the last step's spare cycles repeating its last address.
+void fillLm0(VsmWriter &out, int64_t first, int64_t end,
+             const std::string &neutral) {
+  std::string opcode = neutral.empty() ? "zero " : "lpassa " + neutral + " ";
   for (int64_t a = first; a < end; a += 4) {
     if (a + 4 <= end) {
-      out.step({"zero " + peOperand(PeMemory::LM0, Width::Long, 2 * a)});
+      out.step({opcode + peOperand(PeMemory::LM0, Width::Long, 2 * a)});
       continue;
     }
     std::array<int64_t, 4> words;
     for (int64_t c = 0; c < 4; ++c)
       words[size_t(c)] = 2 * std::min(a + c, end - 1);
-    out.step({"zero " + peOperandFlat(PeMemory::LM0, Width::Long, words)});
+    out.step({opcode + peOperandFlat(PeMemory::LM0, Width::Long, words)});
   }
+}
+
+/// A MaxPool's setup, with no constant image to read (D10): T's table
+/// computed from $peid, -inf in GRF0 long word 0, and a row of -inf in
+/// every group's PDM (at pdmNeutral) for the band rows outside the image.
+bool emitMaxPoolSetup(VsmWriter &out, const Geometry &g, const Plan &p,
+                      std::string &error) {
+  using Home = MathProgram::Home;
+  using Ref = MathProgram::Ref;
+  // Lane 4 m + c (MAB m = floor(peid / 4), cycle c) is pixel (dr, dc) of
+  // a set of L columns: dr = floor(m / (L / 4)), dc = 4 (m - dr L / 4) + c,
+  // at LM0 word 2 (dr sh Wp + dc sw) Q, as packConstant's table for the
+  // convolutions; small integers, exact in single.
+  const VectorFormat single(DeviceType::Single);
+  const double mabsPerRow = double(p.setCols / 4);
+  for (int64_t c = 0; c < 4; ++c)
+    emitLongWordConstant(out, PeMemory::LM1, c,
+                         single.splat(double(2 * c * g.sw * g.q)));
+  MathProgram table(DeviceType::Single);
+  Ref cycleWords = table.input();
+  Ref pe = table.alu(
+      "ior",
+      {table.fixed("$peid"), table.constantBits(0x4b000000, Home::First)},
+      Home::Second);
+  pe = table.mau("fvadd", {pe, -table.constant(8388608.0, Home::First)},
+                 Home::Second);
+  Ref quarter =
+      table.mau("fvmul", {pe, table.constant(0.25, Home::First)}, Home::First);
+  Ref mab = table.alu("ffloor", {quarter}, Home::Second);
+  Ref scaled =
+      table.mau("fvmul", {mab, table.constant(1.0 / mabsPerRow, Home::First)},
+                Home::First);
+  Ref dr = table.alu("ffloor", {scaled}, Home::Destination);
+  Ref dcm =
+      table.mau("fvfma", {dr, -table.constant(mabsPerRow, Home::First), mab},
+                Home::Second);
+  Ref along = table.mau(
+      "fvfma",
+      {dcm, table.constant(double(8 * g.sw * g.q), Home::First), cycleWords},
+      Home::First);
+  Ref words = table.mau(
+      "fvfma",
+      {dr, table.constant(double(2 * g.sh * g.wp * g.q), Home::Second), along},
+      Home::Second);
+  table.setResult(table.alu("fftoi", {words}, Home::Destination));
+  MathScratch scratch{{PeMemory::GRF0, 0, 256}, {PeMemory::GRF1, 0, 256}};
+  if (!table.emit(out, {{PeMemory::LM1, 0, 4}}, {PeMemory::LM0, 0, 4}, scratch,
+                  error))
+    return false;
+  out.nop(2);
+  out.step({"lpassa " + peOperand(PeMemory::LM0, Width::Long, 0) + " $t"});
+  // -inf in GRF0, then LM1 full of it, gathered into the L1BM (every L1B
+  // the same), its first L1B's copy into each L2BM and on to every
+  // group's PDM.
+  const VectorFormat format(g.type);
+  emitLongWordConstant(out, PeMemory::GRF0, 0,
+                       format.splat(-std::numeric_limits<double>::infinity()));
+  out.nop();
+  const int64_t perPe = roundUp(ceilDiv(p.zeroLongWords, kPesPerL1b), 4);
+  for (int64_t j = 0; j < perPe; j += 4)
+    out.step({"lpassa " + peOperand(PeMemory::GRF0, Width::Long, 0, 0) + " " +
+              peOperand(PeMemory::LM1, Width::Long, 2 * j)});
+  out.nop();
+  emitPeToL1bm(out, Spread::AllPes, PeMemory::LM1, 0, perPe, 0);
+  for (int64_t offset = 0; offset < p.zeroLongWords;
+       offset += kL2bmStepLongWords)
+    out.step({"l2bm@0 " + l1bmOperand(offset) + " " + l2bmOperand(offset)});
+  out.nop(2);
+  unsigned tag = out.newTag();
+  out.statement("mvp/n" + std::to_string(p.zeroLongWords) +
+                VsmWriter::tagName(tag) + " $lc0@.0 $p" +
+                std::to_string(p.pdmNeutral));
+  out.wait(tag);
+  return true;
 }
 
 class DepthwiseGenerator : public KernelGenerator {
@@ -453,6 +605,25 @@ public:
 
   bool emit(const KernelRequest &request, VsmWriter &out,
             KernelDescription &description, std::string &error) const override;
+};
+
+/// MaxPool over the same bands (D10): one MV per input row instead of the
+/// pool kernel's one per input position (P4), so ahead of it; the pool
+/// kernel keeps what this refuses (Indices, rows over the memories).
+class MaxPoolBandGenerator : public DepthwiseGenerator {
+public:
+  const char *name() const override { return "pool-bands"; }
+
+  bool matches(const KernelRequest &request,
+               std::string &whyNot) const override {
+    if (request.opType != "MaxPool")
+      return false;
+    Geometry g;
+    Plan p;
+    return resolvePlan(withPreferredOrders(request, *this), g, p, whyNot);
+  }
+
+  bool fusesActivation(const KernelRequest &) const override { return false; }
 };
 
 bool DepthwiseGenerator::packConstant(const KernelRequest &request,
@@ -516,7 +687,8 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
     return false;
   const DramForm &x = request.inputs[0].form;
   const DramForm &y = request.outputs[0].form;
-  const int64_t wBase = request.inputs[1].form.base;
+  // A MaxPool has no constant image: its T and -inf row are made here.
+  const int64_t wBase = g.maxPool ? 0 : request.inputs[1].form.base;
   const VectorFormat format(g.type);
   const bool half = g.type == DeviceType::Half;
   const bool dbl = g.type == DeviceType::Double;
@@ -524,13 +696,14 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
 
   description.generator = name();
   description.variant =
-      std::string(half  ? "half (single accumulators)"
-                  : dbl ? "double"
-                        : "single") +
-      ", vector MAU, " + std::to_string(p.rowsPerItem) +
-      " output row(s) per L1B, sets of " + std::to_string(p.setRows) + " x " +
-      std::to_string(p.setCols) + " pixels, " + std::to_string(rounds) +
-      " round(s) " +
+      std::string(g.maxPool ? "MaxPool, " : "") +
+      (half  ? (g.maxPool ? "half" : "half (single accumulators)")
+       : dbl ? "double"
+             : "single") +
+      (g.maxPool ? ", vector ALU, " : ", vector MAU, ") +
+      std::to_string(p.rowsPerItem) + " output row(s) per L1B, sets of " +
+      std::to_string(p.setRows) + " x " + std::to_string(p.setCols) +
+      " pixels, " + std::to_string(rounds) + " round(s) " +
       (p.placement == Plan::Placement::GroupZero ? "on group 0's L1Bs"
        : p.placement == Plan::Placement::ByGroup ? "on each group's L1Bs"
                                                  : "on every L1B") +
@@ -555,36 +728,45 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
       kL2bmLongWords;
   const int64_t l2bmOut = apart ? 2 * p.stageLongWords : 0;
 
-  // T's table into GRF1 (l1bmd: PE q gets long word 64 j + q), then T.
-  L1bRanges table;
-  table.base = wBase;
-  table.longWords = kTableImageLongWords;
-  emitDramToL1bm(out, table, 0, 0);
-  emitL1bmToPe(out, Spread::AllPes, 0, PeMemory::GRF1, kGrf1Table, 4);
-  out.step({"lpassa " + peOperand(PeMemory::GRF1, Width::Long, 2 * kGrf1Table) +
-            " $t"});
-  // The weights into LM1 and the bias into GRF0 (l1bmm: PE pe gets
-  // long word 4 j + pe), the zero beside it.
-  L1bRanges weights;
-  weights.base = wBase + p.weightOffset;
-  weights.longWords = p.weightImageLongWords;
-  emitDramToL1bm(out, weights, 0, 0);
-  emitL1bmToPe(out, Spread::MabBroadcast, 0, PeMemory::LM1, 0,
-               p.weightLongWords);
-  L1bRanges bias;
-  bias.base = wBase + p.biasOffset;
-  bias.longWords = p.biasLongWords;
-  emitDramToL1bm(out, bias, 0, 0);
-  emitL1bmToPe(out, Spread::MabBroadcast, 0, PeMemory::GRF0, 0, biasQuads);
-  out.step({"zero " + peOperand(PeMemory::GRF0, Width::Long, 2 * grf0Zero, 0)});
-  // A fused Relu or Clip's bounds beside the zero (D7).
   ClampBounds clamp;
-  if (request.activation)
-    clamp =
-        emitClampBounds(out, format, request.activation->bounds, PeMemory::GRF0,
-                        grf0Zero + 1, grf0Zero + 2, grf0Zero);
+  if (g.maxPool) {
+    if (!emitMaxPoolSetup(out, g, p, error))
+      return false;
+  } else {
+    // T's table into GRF1 (l1bmd: PE q gets long word 64 j + q), then T.
+    L1bRanges table;
+    table.base = wBase;
+    table.longWords = kTableImageLongWords;
+    emitDramToL1bm(out, table, 0, 0);
+    emitL1bmToPe(out, Spread::AllPes, 0, PeMemory::GRF1, kGrf1Table, 4);
+    out.step({"lpassa " +
+              peOperand(PeMemory::GRF1, Width::Long, 2 * kGrf1Table) + " $t"});
+    // The weights into LM1 and the bias into GRF0 (l1bmm: PE pe gets
+    // long word 4 j + pe), the zero beside it.
+    L1bRanges weights;
+    weights.base = wBase + p.weightOffset;
+    weights.longWords = p.weightImageLongWords;
+    emitDramToL1bm(out, weights, 0, 0);
+    emitL1bmToPe(out, Spread::MabBroadcast, 0, PeMemory::LM1, 0,
+                 p.weightLongWords);
+    L1bRanges bias;
+    bias.base = wBase + p.biasOffset;
+    bias.longWords = p.biasLongWords;
+    emitDramToL1bm(out, bias, 0, 0);
+    emitL1bmToPe(out, Spread::MabBroadcast, 0, PeMemory::GRF0, 0, biasQuads);
+    out.step(
+        {"zero " + peOperand(PeMemory::GRF0, Width::Long, 2 * grf0Zero, 0)});
+    // A fused Relu or Clip's bounds beside the zero (D7).
+    if (request.activation)
+      clamp =
+          emitClampBounds(out, format, request.activation->bounds,
+                          PeMemory::GRF0, grf0Zero + 1, grf0Zero + 2, grf0Zero);
+  }
   out.nop(2);
 
+  // The pad columns' value: zero, or a MaxPool's -inf (GRF0 long word 0).
+  const std::string neutral =
+      g.maxPool ? peOperand(PeMemory::GRF0, Width::Long, 0, 0) : "";
   const int64_t xRowsPerGroup = x.rowsPerGroup();
   const int64_t yRowsPerGroup = y.rowsPerGroup();
   const int64_t rowMove = roundUp(g.w * g.r, kMvUnitLongWords);
@@ -635,8 +817,9 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
           if (ih < 0 || ih >= g.h) {
             out.statement(mv + std::to_string(p.zeroLongWords) +
                           VsmWriter::tagName(tag) + " " +
-                          at("$d", wBase + p.zeroOffset, group) + " " +
-                          l2bmAt(buffer + rp * g.wp * g.r, group, l2b));
+                          (g.maxPool ? at("$p", p.pdmNeutral, group)
+                                     : at("$d", wBase + p.zeroOffset, group)) +
+                          " " + l2bmAt(buffer + rp * g.wp * g.r, group, l2b));
             continue;
           }
           int64_t row = (item.n * g.h + ih) * g.w;
@@ -676,9 +859,10 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
     int64_t padRight = g.wp - g.padLeft - g.w;
     for (int64_t rp = 0; rp < p.bandRows; ++rp) {
       int64_t rowQuad = rp * g.wp * g.q;
-      zeroLm0(out, rowQuad, rowQuad + g.padLeft * g.q);
+      fillLm0(out, rowQuad, rowQuad + g.padLeft * g.q, neutral);
       if (padRight > 0)
-        zeroLm0(out, rowQuad + (g.wp - padRight) * g.q, rowQuad + g.wp * g.q);
+        fillLm0(out, rowQuad + (g.wp - padRight) * g.q, rowQuad + g.wp * g.q,
+                neutral);
     }
     out.nop();
 
@@ -697,10 +881,11 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
       for (int64_t k0 = 0; k0 < g.q; k0 += p.chunk) {
         int64_t kc = std::min(p.chunk, g.q - k0);
         auto accumulator = [&](int64_t slot) {
-          return half ? peOperand(PeMemory::GRF1, Width::DoubleLong,
-                                  2 * (kGrf1Accumulators + 8 * slot))
-                      : peOperand(PeMemory::GRF1, Width::Long,
-                                  2 * (kGrf1Accumulators + 4 * slot));
+          return half && !g.maxPool
+                     ? peOperand(PeMemory::GRF1, Width::DoubleLong,
+                                 2 * (kGrf1Accumulators + 8 * slot))
+                     : peOperand(PeMemory::GRF1, Width::Long,
+                                 2 * (kGrf1Accumulators + 4 * slot));
         };
         for (int64_t tap = 0; tap < g.taps(); ++tap) {
           int64_t i = tap / g.kw, j = tap % g.kw;
@@ -712,6 +897,16 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
             std::string wOp =
                 peOperand(PeMemory::LM1, Width::Long, 2 * (tap * g.q + cq), 0);
             std::string acc = accumulator(slot);
+            if (g.maxPool) {
+              // max(x, acc), as the pool kernel and pfvm:cpu order it
+              // (which zero a tie of -0 and +0 keeps), from the first tap.
+              chains.issue(size_t(slot),
+                           {tap == 0 ? "lpassa " + xOp + " " + acc
+                                     : format.alu("max") + " " + xOp + " " +
+                                           acc + " " + acc},
+                           2);
+              continue;
+            }
             std::string addend =
                 tap == 0 ? peOperand(PeMemory::GRF0, Width::Long, 2 * cq, 0) +
                                (half ? "e" : "")
@@ -733,7 +928,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
           int64_t slot = cq - k0;
           std::string result = peOperand(PeMemory::LM1, Width::Long,
                                          2 * (outputs + cq), unsigned(2 * g.q));
-          if (half)
+          if (half && !g.maxPool)
             chains.issue(size_t(slot),
                          {"hvfmar " + zero + " " + zero + " " +
                           accumulator(slot) + " " + result},
@@ -829,9 +1024,14 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
 std::unique_ptr<KernelGenerator> createDepthwiseGenerator() {
   return std::make_unique<DepthwiseGenerator>();
 }
+std::unique_ptr<KernelGenerator> createMaxPoolBandGenerator() {
+  return std::make_unique<MaxPoolBandGenerator>();
+}
 
 } // namespace
 
 // Ahead of the conv kernel (200), which takes every depthwise shape this
 // one refuses.
 MNCC_KERNEL_GENERATOR(Depthwise, 210, createDepthwiseGenerator);
+// Ahead of the pool kernel (100), which takes every MaxPool this refuses.
+MNCC_KERNEL_GENERATOR(MaxPoolBand, 110, createMaxPoolBandGenerator);

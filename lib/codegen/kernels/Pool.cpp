@@ -30,6 +30,7 @@
 #include "ActivationSpread.h"
 #include "Generators.h"
 #include "MathLib.h"
+#include "PoolWindow.h"
 
 #include <algorithm>
 #include <array>
@@ -39,6 +40,80 @@
 
 using namespace mncc;
 using namespace mncc::codegen;
+
+namespace {
+
+/// One dimension of the window (ONNX's pools; ceil_mode as PyTorch).
+bool resolveDimension(int64_t in, int64_t kernel, int64_t stride,
+                      int64_t dilation, int64_t padBegin, int64_t padEnd,
+                      const std::string &autoPad, bool ceilMode, int64_t &out,
+                      int64_t &begin, int64_t &end, std::string &whyNot) {
+  int64_t extent = (kernel - 1) * dilation + 1;
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    out = ceilDiv(in, stride);
+    int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
+    begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    end = total - begin;
+    return true;
+  }
+  if (autoPad == "VALID") {
+    begin = end = 0;
+  } else if (autoPad == "NOTSET" || autoPad.empty()) {
+    begin = padBegin;
+    end = padEnd;
+  } else {
+    whyNot = "unknown auto_pad '" + autoPad + "'";
+    return false;
+  }
+  int64_t span = in + begin + end - extent;
+  if (span < 0) {
+    whyNot = "the window is larger than the padded input";
+    return false;
+  }
+  out = (ceilMode ? ceilDiv(span, stride) : span / stride) + 1;
+  if (ceilMode && (out - 1) * stride >= in + begin)
+    --out;
+  return true;
+}
+
+} // namespace
+
+bool codegen::poolWindow2d(const KernelRequest &request, int64_t h, int64_t w,
+                           PoolWindow2d &window, std::string &whyNot) {
+  std::vector<int64_t> kernel = request.getInts("kernel_shape");
+  std::vector<int64_t> strides = request.getInts("strides", {1, 1});
+  std::vector<int64_t> dilations = request.getInts("dilations", {1, 1});
+  std::vector<int64_t> pads = request.getInts("pads", {0, 0, 0, 0});
+  if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 ||
+      pads.size() != 4) {
+    whyNot = "kernel_shape, strides, dilations and pads of a 2-D pool";
+    return false;
+  }
+  if (request.opType == "AveragePool" &&
+      (dilations[0] != 1 || dilations[1] != 1)) {
+    whyNot = "AveragePool has no dilations";
+    return false;
+  }
+  std::string autoPad = request.getString("auto_pad", "NOTSET");
+  bool ceilMode = request.getInt("ceil_mode", 0) != 0;
+  window.kh = kernel[0];
+  window.kw = kernel[1];
+  window.strideH = strides[0];
+  window.strideW = strides[1];
+  window.dilH = dilations[0];
+  window.dilW = dilations[1];
+  if (window.kh < 1 || window.kw < 1 || window.strideH < 1 ||
+      window.strideW < 1 || window.dilH < 1 || window.dilW < 1) {
+    whyNot = "kernel_shape, strides and dilations must be positive";
+    return false;
+  }
+  return resolveDimension(h, window.kh, window.strideH, window.dilH, pads[0],
+                          pads[2], autoPad, ceilMode, window.oh, window.padTop,
+                          window.padBottom, whyNot) &&
+         resolveDimension(w, window.kw, window.strideW, window.dilW, pads[1],
+                          pads[3], autoPad, ceilMode, window.ow, window.padLeft,
+                          window.padRight, whyNot);
+}
 
 namespace {
 
@@ -128,43 +203,6 @@ struct Geometry {
   int64_t tileRows = 0, tileCols = 0, tileOutputs = 0;
 };
 
-/// One dimension of the window (ONNX's pools; ceil_mode as PyTorch).
-bool resolveDimension(int64_t in, int64_t kernel, int64_t stride,
-                      int64_t dilation, int64_t padBegin, int64_t padEnd,
-                      const std::string &autoPad, bool ceilMode, int64_t &out,
-                      int64_t &begin, int64_t &end, std::string &whyNot) {
-  int64_t extent = (kernel - 1) * dilation + 1;
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-    out = ceilDiv(in, stride);
-    int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
-    begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    end = total - begin;
-    return true;
-  }
-  if (autoPad == "VALID") {
-    begin = end = 0;
-  } else if (autoPad == "NOTSET" || autoPad.empty()) {
-    begin = padBegin;
-    end = padEnd;
-  } else {
-    whyNot = "unknown auto_pad '" + autoPad + "'";
-    return false;
-  }
-  int64_t span = in + begin + end - extent;
-  if (span < 0) {
-    whyNot = "the window is larger than the padded input";
-    return false;
-  }
-  out = (ceilMode ? ceilDiv(span, stride) : span / stride) + 1;
-  if (ceilMode && (out - 1) * stride >= in + begin)
-    --out;
-  return true;
-}
-
-bool sameForm(const DramForm &a, const DramForm &b) {
-  return a.type == b.type && a.order == b.order;
-}
-
 bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
   const std::string &op = request.opType;
   g.isMax = op == "MaxPool" || op == "GlobalMaxPool";
@@ -202,36 +240,21 @@ bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
     g.kw = g.w;
     g.oh = g.ow = 1;
   } else {
-    std::vector<int64_t> kernel = request.getInts("kernel_shape");
-    std::vector<int64_t> strides = request.getInts("strides", {1, 1});
-    std::vector<int64_t> dilations = request.getInts("dilations", {1, 1});
-    std::vector<int64_t> pads = request.getInts("pads", {0, 0, 0, 0});
-    if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 ||
-        pads.size() != 4) {
-      whyNot = "kernel_shape, strides, dilations and pads of a 2-D pool";
+    PoolWindow2d window;
+    if (!poolWindow2d(request, g.h, g.w, window, whyNot))
       return false;
-    }
-    if (op == "AveragePool" && (dilations[0] != 1 || dilations[1] != 1)) {
-      whyNot = "AveragePool has no dilations";
-      return false;
-    }
-    std::string autoPad = request.getString("auto_pad", "NOTSET");
-    bool ceilMode = request.getInt("ceil_mode", 0) != 0;
-    g.kh = kernel[0];
-    g.kw = kernel[1];
-    g.sh = strides[0];
-    g.sw = strides[1];
-    g.dh = dilations[0];
-    g.dw = dilations[1];
-    if (g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1) {
-      whyNot = "kernel_shape, strides and dilations must be positive";
-      return false;
-    }
-    if (!resolveDimension(g.h, g.kh, g.sh, g.dh, pads[0], pads[2], autoPad,
-                          ceilMode, g.oh, g.padTop, g.padBottom, whyNot) ||
-        !resolveDimension(g.w, g.kw, g.sw, g.dw, pads[1], pads[3], autoPad,
-                          ceilMode, g.ow, g.padLeft, g.padRight, whyNot))
-      return false;
+    g.kh = window.kh;
+    g.kw = window.kw;
+    g.sh = window.strideH;
+    g.sw = window.strideW;
+    g.dh = window.dilH;
+    g.dw = window.dilW;
+    g.oh = window.oh;
+    g.ow = window.ow;
+    g.padTop = window.padTop;
+    g.padLeft = window.padLeft;
+    g.padBottom = window.padBottom;
+    g.padRight = window.padRight;
     g.countPad = request.getInt("count_include_pad", 0) != 0;
   }
   if (y.shape != std::vector<int64_t>{g.n, g.c, g.oh, g.ow}) {
@@ -265,7 +288,6 @@ bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
       return false;
     }
   }
-  (void)sameForm;
   return true;
 }
 

@@ -39,6 +39,12 @@ struct Case {
   DeviceType type = DeviceType::Single;
   /// A part the kernel's variant must name (how it ran), if any.
   std::string variantHas = "";
+  /// The generator that must take it: the pool kernel, or the depthwise
+  /// kernel's bands for a MaxPool whose rows fit them (D10).
+  std::string generator = "pool";
+  /// Run that generator even if one ahead of it matches (the pool
+  /// kernel's MaxPool).
+  bool force = false;
 };
 
 /// Float32 values rounded to the device's half and back (DeviceType.h).
@@ -123,12 +129,15 @@ TEST_P(PoolKernel, MatchesTheReferenceOnRandomMemory) {
   request.attributes = attributes;
   KernelRun run;
   std::string error;
+  HarnessOptions options;
+  if (c.force)
+    options.generator = c.generator;
   ASSERT_TRUE(runKernel(request, inputs,
                         isDouble ? reference::DType::Float64
                                  : reference::DType::Float32,
-                        run, error))
+                        run, error, options))
       << error;
-  EXPECT_EQ(run.description.generator, "pool");
+  EXPECT_EQ(run.description.generator, c.generator);
   EXPECT_NE(run.description.variant.find(c.variantHas), std::string::npos)
       << run.description.variant;
   std::printf("%s: %llu cycles, %llu MV statements\n", c.name.c_str(),
@@ -353,6 +362,52 @@ std::vector<Case> poolCases() {
     c.type = DeviceType::Double;
     all.push_back(c);
   }
+  // The depthwise kernel's bands take every MaxPool above whose rows fit
+  // them; the pool kernel keeps its own cases, forced.
+  std::vector<Case> forced;
+  for (Case &c : all) {
+    if (c.opType != "MaxPool" || c.name.find("_bands") != std::string::npos)
+      continue;
+    Case pool = c;
+    pool.name += "_pool";
+    pool.force = true;
+    forced.push_back(pool);
+    c.generator = "pool-bands";
+  }
+  all.insert(all.end(), forced.begin(), forced.end());
+  // The bands' own cases (D10): ResNet's first pool in half (64 x 112 x
+  // 112, 3 x 3, stride 2, pad 1), small odd shapes with ceil_mode,
+  // asymmetric pads, dilations and strides over the kernel, batches that
+  // place the items on group 0's L1Bs (3), each group's (8) and in half,
+  // single and double.
+  auto bands = [](Case c) {
+    c.generator = "pool-bands";
+    return c;
+  };
+  std::vector<Case> own = {
+      bands(Case{"resnet_maxpool_half", "MaxPool", {1, 64, 112, 112}, {3, 3},
+                 {2, 2}, {1, 1, 1, 1}, "", false, {}, false, DeviceType::Half,
+                 "MaxPool, half, vector ALU"}),
+      bands(Case{"odd_ceil_half", "MaxPool", {1, 5, 7, 9}, {3, 3}, {2, 2},
+                 {1, 1, 1, 1}, "", true, {}, false, DeviceType::Half}),
+      bands(Case{"odd_ceil_single", "MaxPool", {1, 5, 7, 9}, {3, 3}, {2, 2},
+                 {1, 1, 1, 1}, "", true}),
+      bands(Case{"odd_ceil_double", "MaxPool", {1, 5, 7, 9}, {3, 3}, {2, 2},
+                 {1, 1, 1, 1}, "", true, {}, false, DeviceType::Double}),
+      bands(Case{"asymmetric_2x3_half", "MaxPool", {2, 17, 11, 13}, {2, 3},
+                 {2, 1}, {0, 1, 1, 0}, "", false, {}, false,
+                 DeviceType::Half}),
+      bands(Case{"dilated_ceil_double", "MaxPool", {1, 3, 10, 7}, {3, 3},
+                 {1, 2}, {}, "", true, {2, 2}, false, DeviceType::Double}),
+      bands(Case{"stride_over_kernel_batch3", "MaxPool", {3, 40, 9, 9}, {2, 2},
+                 {3, 3}, {}, "", true}),
+      bands(Case{"batch8_3x3_s2_half", "MaxPool", {8, 16, 20, 20}, {3, 3},
+                 {2, 2}, {1, 1, 1, 1}, "", false, {}, false, DeviceType::Half,
+                 "on each group's L1Bs"}),
+      bands(Case{"batch5_wide_single", "MaxPool", {5, 70, 6, 30}, {3, 3},
+                 {1, 2}, {1, 1, 1, 1}}),
+  };
+  all.insert(all.end(), own.begin(), own.end());
   return all;
 }
 
