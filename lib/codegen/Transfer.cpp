@@ -65,8 +65,9 @@ std::string mvOpcode(const char *name, int64_t longWords, unsigned tag) {
 
 unsigned codegen::emitMvDramToL2bm(VsmWriter &out, int64_t dram, int64_t l2bm,
                                    int64_t longWords, unsigned l2b,
-                                   bool onlyGroup0) {
-  unsigned tag = out.newTag();
+                                   bool onlyGroup0, unsigned tag) {
+  if (tag == 0)
+    tag = out.newTag();
   out.statement(mvOpcode("mvp", longWords, tag) + " " +
                 dramOperand(onlyGroup0, dram) + " " +
                 l2bmMvOperand(onlyGroup0, l2bm, l2b));
@@ -75,8 +76,9 @@ unsigned codegen::emitMvDramToL2bm(VsmWriter &out, int64_t dram, int64_t l2bm,
 
 unsigned codegen::emitMvL2bmToDram(VsmWriter &out, int64_t l2bm, int64_t dram,
                                    int64_t longWords, unsigned l2b,
-                                   bool onlyGroup0) {
-  unsigned tag = out.newTag();
+                                   bool onlyGroup0, unsigned tag) {
+  if (tag == 0)
+    tag = out.newTag();
   out.statement(mvOpcode("mvp", longWords, tag) + " " +
                 l2bmMvOperand(onlyGroup0, l2bm, l2b) + " " +
                 dramOperand(onlyGroup0, dram));
@@ -86,13 +88,18 @@ unsigned codegen::emitMvL2bmToDram(VsmWriter &out, int64_t l2bm, int64_t dram,
 std::vector<unsigned> codegen::emitDramToL2bm(VsmWriter &out,
                                               const L1bRanges &ranges,
                                               int64_t l2bmAddress) {
+  // One tag for all the pieces: a wait waits for every transfer its tag
+  // carried (T5), and a tag per piece would run through the 63 tags when
+  // two blocks are in flight, making a wait for one block also wait for
+  // the next that reused its tags.
   std::vector<unsigned> tags;
+  unsigned tag = 0;
   bool bothL2bsSame = ranges.l2bStride == 0;
   for (const Piece &piece : piecesOf(ranges, l2bmAddress)) {
+    if (tag == 0)
+      tag = out.newTag();
     if (bothL2bsSame && !ranges.onlyGroup0) {
       // One transfer fills both L2BMs of every group.
-      unsigned tag = out.newTag();
-      tags.push_back(tag);
       out.statement(mvOpcode("mvb2", piece.longWords, tag) + " $d" +
                     std::to_string(piece.dram) + " $lc" +
                     std::to_string(piece.l2bm));
@@ -100,9 +107,11 @@ std::vector<unsigned> codegen::emitDramToL2bm(VsmWriter &out,
     }
     for (unsigned l = piece.l2b;
          l < (bothL2bsSame ? kL2bsPerGroup : piece.l2b + 1); ++l)
-      tags.push_back(emitMvDramToL2bm(out, piece.dram, piece.l2bm,
-                                      piece.longWords, l, ranges.onlyGroup0));
+      emitMvDramToL2bm(out, piece.dram, piece.l2bm, piece.longWords, l,
+                       ranges.onlyGroup0, tag);
   }
+  if (tag != 0)
+    tags.push_back(tag);
   return tags;
 }
 
@@ -153,12 +162,12 @@ void codegen::emitL1bmToL2bm(VsmWriter &out, const L1bRanges &ranges,
 std::vector<unsigned> codegen::emitL2bmToDram(VsmWriter &out,
                                               const L1bRanges &ranges,
                                               int64_t l2bmAddress) {
-  std::vector<unsigned> tags;
+  // One tag for all the pieces, as above.
+  unsigned tag = 0;
   for (const Piece &piece : piecesOf(ranges, l2bmAddress))
-    tags.push_back(emitMvL2bmToDram(out, piece.l2bm, piece.dram,
-                                    piece.longWords, piece.l2b,
-                                    ranges.onlyGroup0));
-  return tags;
+    tag = emitMvL2bmToDram(out, piece.l2bm, piece.dram, piece.longWords,
+                           piece.l2b, ranges.onlyGroup0, tag);
+  return tag ? std::vector<unsigned>{tag} : std::vector<unsigned>{};
 }
 
 void codegen::emitL1bmToDram(VsmWriter &out, const L1bRanges &ranges,

@@ -75,6 +75,8 @@ struct Folder {
 
   LogicalResult tryFold(l3::KernelOp consumer, SymbolTable &symbols,
                         Builder &builder);
+  void tryFoldWidening(l3::KernelOp add, SymbolTable &symbols,
+                       Builder &builder);
 };
 
 class FuseEpiloguesPass
@@ -100,6 +102,17 @@ public:
       if (FlatSymbolRefAttr alias = buffer.getAliasAttr())
         ++uses[alias.getAttr()];
     });
+
+    // First the Casts into the Adds that read them, so that the Relu
+    // after such an Add then folds into the cast-add kernel.
+    SmallVector<l3::KernelOp> adds;
+    module.walk([&](l3::KernelOp kernel) {
+      if (kernel.getOpType() == "Add" && kernel.getGenerator() &&
+          kernel.getGenerator() != l3::kHostGenerator)
+        adds.push_back(kernel);
+    });
+    for (l3::KernelOp add : adds)
+      folder.tryFoldWidening(add, symbols, builder);
 
     for (StringRef opType : {"Relu", "Clip"}) {
       SmallVector<l3::KernelOp> consumers;
@@ -200,4 +213,51 @@ LogicalResult Folder::tryFold(l3::KernelOp consumer, SymbolTable &symbols,
       symbols.erase(constant);
   }
   return success();
+}
+
+/// Folds a device Cast from half to single into the Add that alone reads
+/// its result, when the cast-add kernel takes the Add with the Cast's half
+/// source instead (docs/codegen.md V8): the Cast's pass over the tensor in
+/// DRAM, and the Add's read of its single result, go.
+void Folder::tryFoldWidening(l3::KernelOp add, SymbolTable &symbols,
+                             Builder &builder) {
+  const KernelGenerator *castAdd = findGeneratorByName("cast-add");
+  if (!castAdd || add.getOutputs().size() != 1 || add.getInputs().size() != 2)
+    return;
+  for (unsigned i = 0; i < 2; ++i) {
+    StringAttr between = rootOf(add.getInputs()[i]);
+    auto buffer = symbols.lookup<l3::BufferOp>(between);
+    if (!buffer || buffer.getKind() != "temporary" || buffer.getAliasAttr() ||
+        uses[between] != 1 || writers[between].size() != 1)
+      continue;
+    l3::KernelOp cast = writers[between].front();
+    if (cast.getOpType() != "Cast" || cast.getInputs().size() != 1 ||
+        !cast.getGenerator() || cast.getGenerator() == l3::kHostGenerator)
+      continue;
+    auto source = symbols.lookup<l3::BufferOp>(rootOf(cast.getInputs()[0]));
+    FailureOr<KernelRequest> request = requestForKernel(add, constants);
+    if (!source || failed(request))
+      continue;
+    DramForm sourceForm = formOfBuffer(source);
+    if (sourceForm.type != DeviceType::Half)
+      continue;
+    request->inputs[i].form = sourceForm;
+    request->inputs[i].constant = nullptr;
+    std::string whyNot;
+    VsmWriter scratch;
+    KernelDescription description;
+    if (!castAdd->matches(*request, whyNot) ||
+        !castAdd->emit(*request, scratch, description, whyNot))
+      continue;
+    SmallVector<Attribute> inputs(add.getInputs().begin(),
+                                  add.getInputs().end());
+    inputs[i] = cast.getInputs()[0];
+    add.setInputsAttr(builder.getArrayAttr(inputs));
+    add.setGeneratorAttr(builder.getStringAttr(castAdd->name()));
+    cast.erase();
+    symbols.erase(buffer);
+    uses.erase(between);
+    writers.erase(between);
+    return;
+  }
 }

@@ -51,12 +51,16 @@ struct L1bRanges {
 
 /// One MV transfer, not waited for: `longWords` from DRAM address `dram`
 /// to L2BM address `l2bm` of L2B `l2b`, in every group in parallel (each
-/// from its own DRAM) or in group 0 alone. Returns the tag to wait on.
+/// from its own DRAM) or in group 0 alone. It carries `tag`, or a fresh
+/// one for 0 (a wait waits for every transfer a tag carried, T5), and
+/// returns it.
 unsigned emitMvDramToL2bm(VsmWriter &out, int64_t dram, int64_t l2bm,
-                          int64_t longWords, unsigned l2b, bool onlyGroup0);
+                          int64_t longWords, unsigned l2b, bool onlyGroup0,
+                          unsigned tag = 0);
 /// The inverse, L2BM -> DRAM.
 unsigned emitMvL2bmToDram(VsmWriter &out, int64_t l2bm, int64_t dram,
-                          int64_t longWords, unsigned l2b, bool onlyGroup0);
+                          int64_t longWords, unsigned l2b, bool onlyGroup0,
+                          unsigned tag = 0);
 
 /// DRAM -> L1BM: every L1B gets its range at l1bmAddress. The ranges pass
 /// through the L2BM at l2bmAddress (8 * longWords per L2B, or longWords

@@ -44,6 +44,12 @@ namespace {
 
 /// LM1 long word of the four source blocks of double to half.
 constexpr int64_t kHalfBlocks = 256;
+/// A cast-add's single operand: L1BM long word (past the largest source
+/// a pass broadcasts), LM0 long word (past the broadcast), and the GRF0
+/// long words of a fused activation's bounds.
+constexpr int64_t kAddendL1bm = 4096;
+constexpr int64_t kAddendLm = 1024;
+constexpr int64_t kClampLo = 20;
 
 /// LM0 words of source read per result long word, per cycle of a step
 /// (the T table's stride), and the expression pattern.
@@ -244,7 +250,7 @@ public:
     Conversion c;
     if (!analyse(request, c, error))
       return false;
-    return emitConversion(request, c, out, description, error);
+    return emitConversion(request, c, nullptr, out, description, error);
   }
 
 private:
@@ -252,12 +258,27 @@ private:
                 const RowPlan &plan, VsmWriter &out,
                 KernelDescription &description, std::string &error) const;
 
+protected:
+  /// The single operand of a cast-add (CastAddGenerator): added to the
+  /// converted source in the result's spread, in the Add's operand order,
+  /// then clamped by the fused activation if any.
+  struct Addend {
+    DramForm form;
+    bool first = false; // the single operand is the Add's input 0
+    std::optional<KernelActivation> activation;
+  };
+
   bool emitConversion(const KernelRequest &request, const Conversion &c,
-                      VsmWriter &out, KernelDescription &description,
+                      const Addend *addend, VsmWriter &out,
+                      KernelDescription &description,
                       std::string &error) const {
     const DramForm &x = request.inputs[0].form;
     const DramForm &y = request.outputs[0].form;
     if (x.innerPadded() != y.innerPadded()) {
+      if (addend) {
+        error = "a cast-add of rows that pad differently";
+        return false;
+      }
       RowPlan plan;
       if (!planRows(x, y, c, plan, error))
         return false;
@@ -268,16 +289,20 @@ private:
     // results, so that the next pass's source and the last pass's result
     // move while the PEs work on this one (V7).
     int64_t l2bPerPass =
-        2 * kPesPerL1b * kL1bsPerL2b * (c.num + c.den) / c.den;
+        2 * kPesPerL1b * kL1bsPerL2b * (c.num + c.den * (addend ? 2 : 1)) /
+        c.den;
     int64_t pass = std::min<int64_t>(AlignedSpread::kChunkLongWords,
                                      kL2bmLongWords / l2bPerPass) /
                    4 * 4;
     AlignedSpread result(y, 4);
     int64_t share = result.peLongWords() * kPesPerL1b;
     description.generator = name();
-    description.variant = std::string(c.name) + ", " +
-                          std::to_string(result.peLongWords()) +
-                          " result long words per PE";
+    description.variant =
+        std::string(c.name) + ", " +
+        (addend ? std::string("added to a single operand, ") : "") +
+        std::to_string(result.peLongWords()) + " result long words per PE" +
+        (addend && addend->activation ? ", then " + addend->activation->opType
+                                      : "");
     description.parameters.push_back(
         {"gather",
          "l1bmp source, $mt reads, passes of " + std::to_string(pass) + " lw"});
@@ -320,6 +345,13 @@ private:
                 peOperand(PeMemory::GRF1, Width::Long, 8, 0) + " " +
                 peOperand(PeMemory::GRF0, Width::Long, 16, 0)});
     }
+    // A fused activation's bounds in GRF0 long words 20 and 21, clear of
+    // T's words above.
+    VectorFormat single(DeviceType::Single);
+    ClampBounds clamp;
+    if (addend && addend->activation)
+      clamp = emitClampBounds(out, single, addend->activation->bounds,
+                              PeMemory::GRF0, kClampLo, kClampLo + 1);
     // An ALU write of T two steps before a $mt read (H8).
     out.nop(2);
 
@@ -344,7 +376,26 @@ private:
     auto resultAt = [&](int64_t index) {
       return 2 * sourceBuffer + (index % 2) * resultBuffer;
     };
-    std::vector<unsigned> sourceTags = emitDramToL2bm(out, sourceRanges(0), 0);
+    // A cast-add's single operand: in the result's spread, through two
+    // more L2BM buffers, the L1BM past the source and LM0 past the
+    // broadcast.
+    std::optional<AlignedSpread> addendSpread;
+    if (addend)
+      addendSpread.emplace(addend->form, 4);
+    auto addendAt = [&](int64_t index) {
+      return 2 * sourceBuffer + 2 * resultBuffer + (index % 2) * resultBuffer;
+    };
+    auto startPass = [&](int64_t first, int64_t index) {
+      std::vector<unsigned> tags =
+          emitDramToL2bm(out, sourceRanges(first), sourceAt(index));
+      if (addendSpread)
+        for (unsigned tag :
+             emitDramToL2bm(out, addendSpread->rangesOf(first, passCount(first)),
+                            addendAt(index)))
+          tags.push_back(tag);
+      return tags;
+    };
+    std::vector<unsigned> sourceTags = startPass(0, 0);
     std::vector<unsigned> resultTags[2];
     for (int64_t first = 0, index = 0; first < result.peLongWords();
          first += pass, ++index) {
@@ -352,13 +403,18 @@ private:
       L1bRanges ranges = sourceRanges(first);
       std::vector<unsigned> nextTags;
       if (first + pass < result.peLongWords())
-        nextTags =
-            emitDramToL2bm(out, sourceRanges(first + pass), sourceAt(index + 1));
+        nextTags = startPass(first + pass, index + 1);
       for (unsigned tag : sourceTags)
         out.wait(tag);
       emitL2bmToL1bm(out, ranges, 0, sourceAt(index));
       emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
                    ranges.longWords);
+      if (addendSpread) {
+        L1bRanges addendRanges = addendSpread->rangesOf(first, count);
+        emitL2bmToL1bm(out, addendRanges, kAddendL1bm, addendAt(index));
+        emitL1bmToPe(out, Spread::AllPes, kAddendL1bm, PeMemory::LM0,
+                     kAddendLm, count);
+      }
       sourceTags = std::move(nextTags);
       // Step s makes result long words 4 s .. 4 s + 3 (one a cycle).
       int64_t stepWords = 4 * c.cycleWords;
@@ -421,6 +477,26 @@ private:
       }
       // MAU results land ten cycles after their step.
       out.nop(2);
+      if (addend) {
+        std::vector<std::string> values;
+        for (int64_t s = 0; s < steps; ++s) {
+          std::string converted = peOperand(PeMemory::LM1, Width::Long, 8 * s);
+          std::string other =
+              peOperand(PeMemory::LM0, Width::Long, 2 * (kAddendLm + 4 * s));
+          for (const std::string &expression : single.mauSteps(
+                   "vadd",
+                   addend->first ? std::vector<std::string>{other, converted}
+                                 : std::vector<std::string>{converted, other},
+                   converted))
+            out.step({expression});
+          values.push_back(converted);
+        }
+        out.nop(2);
+        if (addend->activation) {
+          emitClamp(out, single, clamp, values);
+          out.nop(2);
+        }
+      }
       // The result through L2BM buffer index % 2, whose MV two passes back
       // must be done first; this pass's MV goes on beside the next pass.
       emitPeToL1bm(out, Spread::AllPes, PeMemory::LM1, 0, count, 0);
@@ -569,10 +645,90 @@ bool CastGenerator::emitRows(const KernelRequest &request, const Conversion &c,
   return true;
 }
 
+/// An Add of a half and a single tensor into a single one: the Cast of
+/// mixed's half product result folded into the Add that reads it
+/// (mncc-fuse-epilogues, docs/codegen.md V8). Widening is exact, and the
+/// add is the elementwise kernel's, so the result is the same to the bit.
+class CastAddGenerator : public CastGenerator {
+public:
+  const char *name() const override { return "cast-add"; }
+
+  bool matches(const KernelRequest &request,
+               std::string &whyNot) const override {
+    if (request.opType != "Add")
+      return false;
+    Addend addend;
+    KernelRequest conversion;
+    Conversion c;
+    return analyseAdd(request, conversion, addend, c, whyNot);
+  }
+
+  bool fusesActivation(const KernelRequest &request) const override {
+    std::string whyNot;
+    return matches(request, whyNot);
+  }
+
+  bool emit(const KernelRequest &request, VsmWriter &out,
+            KernelDescription &description, std::string &error) const override {
+    Addend addend;
+    KernelRequest conversion;
+    Conversion c;
+    if (!analyseAdd(request, conversion, addend, c, error))
+      return false;
+    if (!emitConversion(conversion, c, &addend, out, description, error))
+      return false;
+    description.generator = name();
+    return true;
+  }
+
+private:
+  /// The conversion of the half operand to the result, and the single
+  /// operand beside it, of one shape, order, groups and row padding.
+  static bool analyseAdd(const KernelRequest &request,
+                         KernelRequest &conversion, Addend &addend,
+                         Conversion &c, std::string &whyNot) {
+    if (request.inputs.size() != 2 || request.outputs.size() != 1 ||
+        !request.hasInput(0) || !request.hasInput(1)) {
+      whyNot = "expects two inputs and one output";
+      return false;
+    }
+    const DramForm &y = request.outputs[0].form;
+    int half = request.inputs[0].form.type == DeviceType::Half   ? 0
+               : request.inputs[1].form.type == DeviceType::Half ? 1
+                                                                  : -1;
+    if (y.type != DeviceType::Single || half < 0 ||
+        request.inputs[1 - half].form.type != DeviceType::Single) {
+      whyNot = "a half and a single operand into a single result only";
+      return false;
+    }
+    const DramForm &x = request.inputs[half].form;
+    const DramForm &other = request.inputs[1 - half].form;
+    if (other.shape != y.shape || other.order != y.order ||
+        other.groups != y.groups || x.innerPadded() != y.innerPadded()) {
+      whyNot = "operands of different shapes, orders, groups or row padding";
+      return false;
+    }
+    conversion = request;
+    conversion.opType = "Cast";
+    conversion.inputs = {request.inputs[half]};
+    conversion.activation.reset();
+    if (!analyse(conversion, c, whyNot))
+      return false;
+    addend.form = other;
+    addend.first = half == 1;
+    addend.activation = request.activation;
+    return true;
+  }
+};
+
 std::unique_ptr<KernelGenerator> createCastGenerator() {
   return std::make_unique<CastGenerator>();
+}
+std::unique_ptr<KernelGenerator> createCastAddGenerator() {
+  return std::make_unique<CastAddGenerator>();
 }
 
 } // namespace
 
 MNCC_KERNEL_GENERATOR(Cast, 100, createCastGenerator);
+MNCC_KERNEL_GENERATOR(CastAdd, 100, createCastAddGenerator);

@@ -35,7 +35,8 @@ FlatSpread::FlatSpread(const DramForm &form) : Form(form) {
 std::vector<unsigned> FlatSpread::emitChunkMoves(VsmWriter &out, int64_t first,
                                                  int64_t count, int64_t buffer,
                                                  bool toDram) const {
-  std::vector<unsigned> tags;
+  // One tag for the chunk's transfers (T5).
+  unsigned tag = 0;
   int64_t share = PeLongWords * kL2bLongWordsPerPeLongWord;
   for (unsigned l2b = 0; l2b < kL2bsPerGroup; ++l2b) {
     int64_t offset = l2b * share + first * kL2bLongWordsPerPeLongWord;
@@ -44,13 +45,12 @@ std::vector<unsigned> FlatSpread::emitChunkMoves(VsmWriter &out, int64_t first,
     if (longWords <= 0)
       continue;
     bool onlyGroup0 = Form.groups == 1;
-    tags.push_back(
-        toDram ? emitMvL2bmToDram(out, buffer, Form.base + offset, longWords,
-                                  l2b, onlyGroup0)
-               : emitMvDramToL2bm(out, Form.base + offset, buffer, longWords,
-                                  l2b, onlyGroup0));
+    tag = toDram ? emitMvL2bmToDram(out, buffer, Form.base + offset,
+                                    longWords, l2b, onlyGroup0, tag)
+                 : emitMvDramToL2bm(out, Form.base + offset, buffer, longWords,
+                                    l2b, onlyGroup0, tag);
   }
-  return tags;
+  return tag ? std::vector<unsigned>{tag} : std::vector<unsigned>{};
 }
 
 void FlatSpread::emitLoad(VsmWriter &out, int64_t first, int64_t count,

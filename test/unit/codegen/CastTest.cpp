@@ -237,3 +237,101 @@ TEST(CastKernel, LeavesRowsThatPadDifferentlyBetweenHalfAndDoubleToOthers) {
 }
 
 } // namespace
+
+namespace {
+
+// A half tensor widened and added to a single one in one kernel (V8): the
+// Cast of a half product result folded into the residual Add that reads
+// it. The widening is exact and the add the MAU's single add, so the
+// result is the host's float sum of the half-rounded and the single
+// operand, bit for bit, clamped by a fused Relu where there is one.
+struct CastAddCase {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<unsigned> order;
+  bool singleFirst = false;
+  bool relu = false;
+};
+
+void PrintTo(const CastAddCase &c, std::ostream *os) { *os << c.name; }
+
+class CastAddKernel : public ::testing::TestWithParam<CastAddCase> {};
+
+TEST_P(CastAddKernel, AddsTheWidenedHalfExactly) {
+  const CastAddCase &c = GetParam();
+  reference::Tensor half = randomTensor(c.shape, 5, -4, 4);
+  reference::Tensor single = randomTensor(c.shape, 6, -4, 4);
+  std::vector<reference::Tensor> inputs =
+      c.singleFirst ? std::vector<reference::Tensor>{single, half}
+                    : std::vector<reference::Tensor>{half, single};
+  KernelRequest request = makeRequest("Add", inputs, {c.shape}, D::Single);
+  request.inputs[c.singleFirst ? 1 : 0].form =
+      DramForm::canonical(D::Half, c.shape, c.order);
+  request.inputs[c.singleFirst ? 0 : 1].form =
+      DramForm::canonical(D::Single, c.shape, c.order);
+  request.outputs[0].form = DramForm::canonical(D::Single, c.shape, c.order);
+  if (c.relu)
+    request.activation = KernelActivation{
+        "Relu", {0.0f, std::numeric_limits<float>::infinity()}};
+  KernelRun run;
+  std::string error;
+  ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run,
+                        error))
+      << error;
+  EXPECT_EQ(run.description.generator, "cast-add");
+  std::printf("%s: %llu cycles\n", c.name.c_str(),
+              (unsigned long long)run.stats.Cycles);
+  EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  int64_t n = half.numElements();
+  std::vector<uint8_t> packed(size_t(n) * 2);
+  ASSERT_TRUE(hostToDevice(reference::DType::Float32, half.raw(), D::Half,
+                           packed.data(), n));
+  reference::Tensor rounded(reference::DType::Float32, c.shape);
+  ASSERT_TRUE(deviceToHost(D::Half, packed.data(), reference::DType::Float32,
+                           rounded.raw(), n));
+  reference::Tensor expected(reference::DType::Float32, c.shape);
+  for (int64_t i = 0; i < n; ++i) {
+    float sum = rounded.data<float>()[i] + single.data<float>()[i];
+    expected.data<float>()[i] = c.relu && sum < 0 ? 0.0f : sum;
+  }
+  Comparison comparison = compareTensors(run.outputs[0], expected, 0, 0);
+  EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+}
+
+const std::vector<unsigned> kNhwc = {0, 2, 3, 1};
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CastAddKernel,
+    ::testing::Values(
+        // A ResNet layer-2-like residual, NHWC, then Relu.
+        CastAddCase{"resnet_block_relu", {1, 128, 28, 28}, kNhwc, false, true},
+        CastAddCase{"single_first_relu", {1, 64, 14, 14}, kNhwc, true, true},
+        CastAddCase{"no_activation", {2, 32, 9, 7}, kNhwc, false, false},
+        // Four groups at batch 8, and a small one-group tensor.
+        CastAddCase{"batch8", {8, 64, 8, 8}, kNhwc, true, false},
+        CastAddCase{"small", {3, 4, 32}, {}, false, true}),
+    [](const ::testing::TestParamInfo<CastAddCase> &info) {
+      return info.param.name;
+    });
+
+TEST(CastAddKernel, DeclinesWhatItDoesNotFuse) {
+  const KernelGenerator *castAdd = nullptr;
+  for (const auto &g : kernelGenerators())
+    if (std::string(g->name()) == "cast-add")
+      castAdd = g.get();
+  ASSERT_NE(castAdd, nullptr);
+  std::string whyNot;
+  reference::Tensor a = randomTensor({16, 120}, 1);
+  // Two singles: the elementwise kernel's.
+  KernelRequest request = makeRequest("Add", {a, a}, {{16, 120}}, D::Single);
+  EXPECT_FALSE(castAdd->matches(request, whyNot));
+  EXPECT_NE(whyNot.find("half and a single"), std::string::npos) << whyNot;
+  // 120 halves pad to 128, 120 singles to 120.
+  request.inputs[0].form = DramForm::canonical(D::Half, {16, 120});
+  EXPECT_FALSE(castAdd->matches(request, whyNot));
+  EXPECT_NE(whyNot.find("padding"), std::string::npos) << whyNot;
+  // Not an Add.
+  request.opType = "Mul";
+  EXPECT_FALSE(castAdd->matches(request, whyNot));
+}
+
+} // namespace
