@@ -205,9 +205,10 @@ bool analyse(const KernelRequest &r, Geometry &g, std::string &whyNot) {
   return true;
 }
 
-/// A block of output rows [oh0, oh0 + rows) of image n.
+/// A block of output rows [oh0, oh0 + rows) of image n, columns [ow0,
+/// ow0 + cols) of them (all but a MaxPool's column segments: every column).
 struct Item {
-  int64_t n = 0, oh0 = 0, rows = 0;
+  int64_t n = 0, oh0 = 0, rows = 0, ow0 = 0, cols = 0;
 };
 
 struct Plan {
@@ -215,6 +216,10 @@ struct Plan {
   int64_t rowsPerItem = 0, bandRows = 0;
   /// A set of lanes: L columns by 64 / L rows.
   int64_t setCols = 0, setRows = 0;
+  /// Output columns per item: OW, or a MaxPool's column segment when one
+  /// output row's band is over the memories (D10; one row per item).
+  int64_t itemCols = 0;
+  bool segmented(const Geometry &g) const { return itemCols < g.ow; }
   /// Channel quads accumulated together (GRF1 holds their accumulators).
   int64_t chunk = 0;
   /// Long words: the band in LM0 (quads), in the L1BM and L2BM (its
@@ -277,7 +282,8 @@ struct Plan {
 };
 
 int64_t setsOf(const Geometry &g, const Plan &p, int64_t rows) {
-  return ceilDiv(rows, p.setRows) * ceilDiv(g.ow, p.setCols);
+  (void)g;
+  return ceilDiv(rows, p.setRows) * ceilDiv(p.itemCols, p.setCols);
 }
 
 /// Whether items of `rows` output rows fit every memory they pass.
@@ -288,12 +294,15 @@ bool fits(const Geometry &g, Plan &p, int64_t rows) {
   p.bandLongWords = roundUp(p.bandQuads * kQuadLongWords, kMvUnitLongWords);
   // A row's transfer writes whole MV units from its first column: past the
   // band by the columns no output reads and the rounding.
+  // (A segment's transfers hold to its columns: past by the rounding.)
   int64_t overhang =
-      std::max<int64_t>(0, g.w - (g.wp - g.padLeft)) * g.r + kMvUnitLongWords;
+      p.segmented(g) ? kMvUnitLongWords
+                     : std::max<int64_t>(0, g.w - (g.wp - g.padLeft)) * g.r +
+                           kMvUnitLongWords;
   p.stageLongWords =
       roundUp(p.bandQuads * kQuadLongWords + overhang, kMvUnitLongWords);
   // A MAB stores four pixels: up to three past the item's last.
-  p.outLongWords = roundUp((rows * g.ow + 3) * g.r, kMvUnitLongWords);
+  p.outLongWords = roundUp((rows * p.itemCols + 3) * g.r, kMvUnitLongWords);
   p.weightLongWords = g.maxPool ? 0 : roundUp(g.taps() * g.q, 4);
   p.lm1Outputs = setsOf(g, p, rows) * 4 * g.q;
   return roundUp(p.bandQuads, 4) <= kLmLongWords &&
@@ -304,12 +313,19 @@ bool fits(const Geometry &g, Plan &p, int64_t rows) {
                   int64_t(kL1bsPerL2b) * p.outLongWords) <= kL2bmLongWords;
 }
 
-bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
-                Plan &p, std::string &whyNot) {
+/// Items of `cols` output columns: the band's width and the sets' shape.
+void setItemCols(Geometry &g, Plan &p, int64_t cols) {
+  p.itemCols = cols;
+  g.wp = (cols - 1) * g.sw + (g.kw - 1) * g.dw + 1;
   p.setCols = 4;
-  while (p.setCols < g.ow && p.setCols < kLanes)
+  while (p.setCols < cols && p.setCols < kLanes)
     p.setCols *= 2;
   p.setRows = kLanes / p.setCols;
+}
+
+bool planKernel(Geometry &g, const DramForm &x, const DramForm &y, Plan &p,
+                std::string &whyNot) {
+  setItemCols(g, p, g.ow);
   // Half convolutions accumulate in single (a double long word a quad);
   // maxima stay in their format.
   int64_t accumulatorPerQuad = g.type == DeviceType::Half && !g.maxPool ? 8 : 4;
@@ -331,6 +347,18 @@ bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
       break;
     most = rows;
   }
+  // A MaxPool whose output row's band is over the memories (single or
+  // double at 112 x 112 x 64): items of one row's column segment, the
+  // fewest segments that fit, of equal width (D10).
+  if (most == 0 && g.maxPool)
+    for (int64_t cols = g.ow - 1; cols >= 1; --cols) {
+      setItemCols(g, p, cols);
+      if (!fits(g, p, 1))
+        continue;
+      setItemCols(g, p, ceilDiv(g.ow, ceilDiv(g.ow, cols)));
+      most = 1;
+      break;
+    }
   if (most == 0) {
     whyNot = "one output row's band or outputs are over the PE memories, "
              "the L1BM or the L2BM";
@@ -348,7 +376,7 @@ bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
   // Rounds for items of `rows` rows: 16 items a round from a group's
   // images, or 64 from all.
   auto roundsOf = [&](int64_t rows) {
-    int64_t perImage = ceilDiv(g.oh, rows);
+    int64_t perImage = ceilDiv(g.oh, rows) * ceilDiv(g.ow, p.itemCols);
     if (p.placement == Placement::GroupZero)
       return ceilDiv(g.n * perImage, kL1bsPerGroup);
     if (p.placement == Placement::ByGroup)
@@ -366,16 +394,22 @@ bool planKernel(const Geometry &g, const DramForm &x, const DramForm &y,
   p.items.clear();
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t oh0 = 0; oh0 < g.oh; oh0 += rows)
-      p.items.push_back({n, oh0, std::min(rows, g.oh - oh0)});
-  p.imagesPerGroupItems = p.imagesPerGroup * ceilDiv(g.oh, rows);
+      for (int64_t ow0 = 0; ow0 < g.ow; ow0 += p.itemCols)
+        p.items.push_back({n, oh0, std::min(rows, g.oh - oh0), ow0,
+                           std::min(p.itemCols, g.ow - ow0)});
+  p.imagesPerGroupItems =
+      p.imagesPerGroup * ceilDiv(g.oh, rows) * ceilDiv(g.ow, p.itemCols);
   // When every item's rows start an MV unit of Y's block, its transfer
   // (whole units, the tail overwritten by the next item's) goes straight
   // to DRAM and stays inside the block; else through Y's image in the PDM.
-  p.directY = std::all_of(p.items.begin(), p.items.end(), [&](const Item &i) {
-    return (i.n * g.oh + i.oh0) * g.ow % y.rowsPerGroup() * g.r %
-               kMvUnitLongWords ==
-           0;
-  });
+  // (Segments: their transfers' tails run into the next segment and past
+  // the block, so through the PDM.)
+  p.directY = !p.segmented(g) &&
+              std::all_of(p.items.begin(), p.items.end(), [&](const Item &i) {
+                return (i.n * g.oh + i.oh0) * g.ow % y.rowsPerGroup() * g.r %
+                           kMvUnitLongWords ==
+                       0;
+              });
   if (!p.directY &&
       roundUp(y.groupLongWords(), kMvUnitLongWords) + kMvUnitLongWords >
           kPdmLongWords) {
@@ -707,6 +741,8 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
       (p.placement == Plan::Placement::GroupZero ? "on group 0's L1Bs"
        : p.placement == Plan::Placement::ByGroup ? "on each group's L1Bs"
                                                  : "on every L1B") +
+      (p.segmented(g) ? ", column segments of " + std::to_string(p.itemCols)
+                      : std::string()) +
       ", Y " + (p.directY ? "straight to DRAM" : "through the PDM") +
       (request.activation ? ", then " + request.activation->opType : "");
   description.parameters.push_back(
@@ -770,6 +806,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   const int64_t xRowsPerGroup = x.rowsPerGroup();
   const int64_t yRowsPerGroup = y.rowsPerGroup();
   const int64_t rowMove = roundUp(g.w * g.r, kMvUnitLongWords);
+  const bool segmented = p.segmented(g);
 
   // Bands: DRAM -> L2BM (buffer k % 2, one MV per input row) -> L1BM of
   // L1B k; the next L1B's rows move while this one's are copied, and the
@@ -823,6 +860,42 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
             continue;
           }
           int64_t row = (item.n * g.h + ih) * g.w;
+          if (segmented) {
+            // The segment's columns [iw0, iw0 + Wp): -inf before the image,
+            // its columns, -inf after, in that order (each transfer's tail
+            // is overwritten by the next, D10).
+            int64_t iw0 = item.ow0 * g.sw - g.padLeft;
+            int64_t first = std::max<int64_t>(0, -iw0);
+            int64_t end = std::max(first, std::min(g.wp, g.w - iw0));
+            int64_t rowAt = buffer + rp * g.wp * g.r;
+            auto neutralColumns = [&](int64_t from, int64_t to) {
+              unsigned padTag = out.newTag();
+              tags[k].insert(padTag);
+              out.statement(
+                  mv +
+                  std::to_string(roundUp((to - from) * g.r, kMvUnitLongWords)) +
+                  VsmWriter::tagName(padTag) + " " +
+                  at("$p", p.pdmNeutral, group) + " " +
+                  l2bmAt(rowAt + from * g.r, group, l2b));
+            };
+            if (first > 0)
+              neutralColumns(0, first);
+            if (end > first) {
+              int64_t at0 = row + iw0 + first;
+              out.statement(mv +
+                            std::to_string(roundUp((end - first) * g.r,
+                                                   kMvUnitLongWords)) +
+                            VsmWriter::tagName(tag) + " " +
+                            at("$d", x.base + (at0 % xRowsPerGroup) * g.r,
+                               unsigned(at0 / xRowsPerGroup)) +
+                            " " + l2bmAt(rowAt + first * g.r, group, l2b));
+            } else {
+              tags[k].erase(tag);
+            }
+            if (end < g.wp)
+              neutralColumns(end, g.wp);
+            continue;
+          }
           out.statement(
               mv + std::to_string(rowMove) + VsmWriter::tagName(tag) + " " +
               at("$d", x.base + (row % xRowsPerGroup) * g.r,
@@ -856,8 +929,9 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
     // L1BM -> LM0 of every MAB, then the pad columns to zero.
     emitL1bmToPe(out, Spread::MabBroadcast, 0, PeMemory::LM0, 0,
                  roundUp(p.bandQuads, 4));
+    // (Segments bring their -inf columns with them.)
     int64_t padRight = g.wp - g.padLeft - g.w;
-    for (int64_t rp = 0; rp < p.bandRows; ++rp) {
+    for (int64_t rp = 0; rp < p.bandRows && !segmented; ++rp) {
       int64_t rowQuad = rp * g.wp * g.q;
       fillLm0(out, rowQuad, rowQuad + g.padLeft * g.q, neutral);
       if (padRight > 0)
@@ -868,7 +942,7 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
 
     // The sets: every tap of every channel quad one step per chunk of
     // accumulators, then the conversion into the outputs in LM1.
-    const int64_t across = ceilDiv(g.ow, p.setCols);
+    const int64_t across = ceilDiv(p.itemCols, p.setCols);
     const int64_t sets = setsOf(g, p, p.rowsPerItem);
     const std::string zero =
         peOperand(PeMemory::GRF0, Width::Long, 2 * grf0Zero, 0);
@@ -963,8 +1037,8 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
         int64_t lane = 4 * mab;
         int64_t row = set / across * p.setRows + lane / p.setCols;
         int64_t col = set % across * p.setCols + lane % p.setCols;
-        if (row < p.rowsPerItem && col < g.ow)
-          stores.push_back({row * g.ow + col, set, mab});
+        if (row < p.rowsPerItem && col < p.itemCols)
+          stores.push_back({row * p.itemCols + col, set, mab});
       }
     std::stable_sort(
         stores.begin(), stores.end(),
@@ -1001,16 +1075,16 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
       unsigned group = unsigned(slot / kL1bsPerGroup),
                l2b = unsigned(slot / kL1bsPerL2b % kL2bsPerGroup),
                k = unsigned(slot % kL1bsPerL2b);
-      int64_t pixel = (item.n * g.oh + item.oh0) * g.ow;
+      int64_t pixel = (item.n * g.oh + item.oh0) * g.ow + item.ow0;
       int64_t local = (pixel % yRowsPerGroup) * g.r;
       unsigned yGroup = unsigned(pixel / yRowsPerGroup);
       written[yGroup] =
-          std::max(written[yGroup], local + item.rows * g.ow * g.r);
+          std::max(written[yGroup], local + item.rows * item.cols * g.r);
       results.move(
           l2bmAt(l2bmOut + k * p.outLongWords, group, l2b),
           p.directY ? at("$d", y.base + local, unsigned(pixel / yRowsPerGroup))
                     : at("$p", local, unsigned(pixel / yRowsPerGroup)),
-          roundUp(item.rows * g.ow * g.r, kMvUnitLongWords));
+          roundUp(item.rows * item.cols * g.r, kMvUnitLongWords));
     }
     if (!apart)
       resultsLanded();

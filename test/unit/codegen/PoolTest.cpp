@@ -362,12 +362,16 @@ std::vector<Case> poolCases() {
     c.type = DeviceType::Double;
     all.push_back(c);
   }
-  // The depthwise kernel's bands take every MaxPool above whose rows fit
-  // them; the pool kernel keeps its own cases, forced.
+  // The depthwise kernel's bands take every MaxPool above; the pool
+  // kernel keeps its own cases, forced (its bands of X, P8, as they are).
   std::vector<Case> forced;
   for (Case &c : all) {
-    if (c.opType != "MaxPool" || c.name.find("_bands") != std::string::npos)
+    if (c.opType != "MaxPool")
       continue;
+    if (c.name.find("_bands") != std::string::npos) {
+      c.force = true;
+      continue;
+    }
     Case pool = c;
     pool.name += "_pool";
     pool.force = true;
@@ -406,6 +410,23 @@ std::vector<Case> poolCases() {
                  "on each group's L1Bs"}),
       bands(Case{"batch5_wide_single", "MaxPool", {5, 70, 6, 30}, {3, 3},
                  {1, 2}, {1, 1, 1, 1}}),
+      // One output row's band over LM0: items of column segments, -inf
+      // pad columns moved in with them.
+      bands(Case{"resnet_maxpool_single", "MaxPool", {1, 64, 112, 112},
+                 {3, 3}, {2, 2}, {1, 1, 1, 1}, "", false, {}, false,
+                 DeviceType::Single, "column segments"}),
+      bands(Case{"resnet_maxpool_double", "MaxPool", {1, 64, 112, 112},
+                 {3, 3}, {2, 2}, {1, 1, 1, 1}, "", false, {}, false,
+                 DeviceType::Double, "column segments"}),
+      bands(Case{"resnet_b8_maxpool_single", "MaxPool", {8, 64, 112, 112},
+                 {3, 3}, {2, 2}, {1, 1, 1, 1}, "", false, {}, false,
+                 DeviceType::Single, "on each group's L1Bs"}),
+      bands(Case{"segments_ceil_single", "MaxPool", {1, 64, 31, 101}, {3, 3},
+                 {2, 2}, {1, 1, 1, 1}, "", true, {}, false, DeviceType::Single,
+                 "column segments"}),
+      bands(Case{"segments_dilated_ceil_double", "MaxPool", {2, 40, 13, 61},
+                 {3, 3}, {1, 1}, {2, 1, 2, 3}, "", true, {2, 2}, false,
+                 DeviceType::Double, "column segments"}),
   };
   all.insert(all.end(), own.begin(), own.end());
   return all;
