@@ -521,6 +521,8 @@ void fillLm0(VsmWriter &out, int64_t first, int64_t end,
   }
 }
 
+void emitNeutralRow(VsmWriter &out, const Plan &p);
+
 /// A MaxPool's setup, with no constant image to read (D10): T's table
 /// computed from $peid, -inf in GRF0 long word 0, and a row of -inf in
 /// every group's PDM (at pdmNeutral) for the band rows outside the image.
@@ -577,6 +579,14 @@ bool emitMaxPoolSetup(VsmWriter &out, const Geometry &g, const Plan &p,
   emitLongWordConstant(out, PeMemory::GRF0, 0,
                        format.splat(-std::numeric_limits<double>::infinity()));
   out.nop();
+  emitNeutralRow(out, p);
+  return true;
+}
+
+/// GRF0 long word 0's value (-inf, or zero to clear it again) in a row of
+/// p.zeroLongWords in every group's PDM at p.pdmNeutral, through LM1, the
+/// L1BM and the L2BM from their address 0.
+void emitNeutralRow(VsmWriter &out, const Plan &p) {
   const int64_t perPe = roundUp(ceilDiv(p.zeroLongWords, kPesPerL1b), 4);
   for (int64_t j = 0; j < perPe; j += 4)
     out.step({"lpassa " + peOperand(PeMemory::GRF0, Width::Long, 0, 0) + " " +
@@ -592,7 +602,6 @@ bool emitMaxPoolSetup(VsmWriter &out, const Geometry &g, const Plan &p,
                 VsmWriter::tagName(tag) + " $lc0@.0 $p" +
                 std::to_string(p.pdmNeutral));
   out.wait(tag);
-  return true;
 }
 
 class DepthwiseGenerator : public KernelGenerator {
@@ -1092,6 +1101,17 @@ bool DepthwiseGenerator::emit(const KernelRequest &request, VsmWriter &out,
   results.waitAll();
   copyOut(true);
   copies.waitAll();
+  if (g.maxPool) {
+    // The row of -inf back to zero in the PDM, the L2BM, the L1BM and LM1
+    // (GRF0's -inf too): a later kernel reads only what it writes, but its
+    // matrix products also take lanes it leaves as they were (transfers
+    // move whole pieces), and the emulator's fast product path declines
+    // infinite elements. ResNet-50 on mncc-sim: 21.2 s with the -inf left,
+    // 14.3 s without, for 320 cycles more.
+    out.step({"zero " + peOperand(PeMemory::GRF0, Width::Long, 0, 0)});
+    out.nop();
+    emitNeutralRow(out, p);
+  }
   return true;
 }
 
