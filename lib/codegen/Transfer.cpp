@@ -63,26 +63,30 @@ std::string mvOpcode(const char *name, int64_t longWords, unsigned tag) {
 
 } // namespace
 
+namespace {
+/// An mvp of `longWords` from `from` to `to`, carrying `tag` (a fresh one
+/// for 0); returns the tag.
+unsigned emitMvp(VsmWriter &out, const std::string &from, const std::string &to,
+                 int64_t longWords, unsigned tag) {
+  if (tag == 0)
+    tag = out.newTag();
+  out.statement(mvOpcode("mvp", longWords, tag) + " " + from + " " + to);
+  return tag;
+}
+} // namespace
+
 unsigned codegen::emitMvDramToL2bm(VsmWriter &out, int64_t dram, int64_t l2bm,
                                    int64_t longWords, unsigned l2b,
                                    bool onlyGroup0, unsigned tag) {
-  if (tag == 0)
-    tag = out.newTag();
-  out.statement(mvOpcode("mvp", longWords, tag) + " " +
-                dramOperand(onlyGroup0, dram) + " " +
-                l2bmMvOperand(onlyGroup0, l2bm, l2b));
-  return tag;
+  return emitMvp(out, dramOperand(onlyGroup0, dram),
+                 l2bmMvOperand(onlyGroup0, l2bm, l2b), longWords, tag);
 }
 
 unsigned codegen::emitMvL2bmToDram(VsmWriter &out, int64_t l2bm, int64_t dram,
                                    int64_t longWords, unsigned l2b,
                                    bool onlyGroup0, unsigned tag) {
-  if (tag == 0)
-    tag = out.newTag();
-  out.statement(mvOpcode("mvp", longWords, tag) + " " +
-                l2bmMvOperand(onlyGroup0, l2bm, l2b) + " " +
-                dramOperand(onlyGroup0, dram));
-  return tag;
+  return emitMvp(out, l2bmMvOperand(onlyGroup0, l2bm, l2b),
+                 dramOperand(onlyGroup0, dram), longWords, tag);
 }
 
 std::vector<unsigned> codegen::emitDramToL2bm(VsmWriter &out,

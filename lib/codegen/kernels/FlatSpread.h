@@ -49,7 +49,8 @@ private:
   /// The MV transfers of the chunk of PE long words [first, first +
   /// count) between DRAM and L2BM buffer `buffer`, clipped to the tensor
   /// (the L2BM past the clip holds what it held; a store never writes it
-  /// back). Returns their tags.
+  /// back). They carry one tag, returned (none when the chunk is past the
+  /// tensor).
   std::vector<unsigned> emitChunkMoves(VsmWriter &out, int64_t first,
                                        int64_t count, int64_t buffer,
                                        bool toDram) const;
