@@ -13,6 +13,10 @@ bool KernelGenerator::fusesActivation(const KernelRequest &) const {
   return false;
 }
 
+bool KernelGenerator::writesNarrowedCopy(const KernelRequest &) const {
+  return false;
+}
+
 std::vector<unsigned>
 KernelGenerator::preferredOrder(const KernelRequest &, size_t) const {
   return {};

@@ -77,6 +77,7 @@ struct Folder {
                         Builder &builder);
   void tryFoldWidening(l3::KernelOp add, SymbolTable &symbols,
                        Builder &builder);
+  void tryFoldNarrowing(l3::KernelOp cast, Builder &builder);
 };
 
 class FuseEpiloguesPass
@@ -125,6 +126,17 @@ public:
         if (failed(folder.tryFold(consumer, symbols, builder)))
           return signalPassFailure();
     }
+
+    // Last the Casts of a result into the kernel that computes it, after
+    // the activations (the Cast reads the clamped result).
+    SmallVector<l3::KernelOp> casts;
+    module.walk([&](l3::KernelOp kernel) {
+      if (kernel.getOpType() == "Cast" && kernel.getGenerator() &&
+          kernel.getGenerator() != l3::kHostGenerator)
+        casts.push_back(kernel);
+    });
+    for (l3::KernelOp cast : casts)
+      folder.tryFoldNarrowing(cast, builder);
   }
 };
 
@@ -260,4 +272,39 @@ void Folder::tryFoldWidening(l3::KernelOp add, SymbolTable &symbols,
     writers.erase(between);
     return;
   }
+}
+
+/// Folds a device Cast into the kernel that alone writes its source, when
+/// that kernel's generator writes the Cast's result beside its own
+/// (`writesNarrowedCopy`: cast-add's half copy, docs/codegen.md V9): the
+/// Cast's read of the source from DRAM goes.
+void Folder::tryFoldNarrowing(l3::KernelOp cast, Builder &builder) {
+  if (cast.getInputs().size() != 1 || cast.getOutputs().size() != 1)
+    return;
+  StringAttr source = rootOf(cast.getInputs()[0]);
+  StringAttr copy = rootOf(cast.getOutputs()[0]);
+  if (writers[source].size() != 1 || writers[copy].size() != 1)
+    return;
+  l3::KernelOp producer = writers[source].front();
+  if (producer.getOutputs().size() != 1 || !producer.getGenerator() ||
+      producer.getGenerator() == l3::kHostGenerator)
+    return;
+  const KernelGenerator *generator =
+      findGeneratorByName(*producer.getGenerator());
+  if (!generator)
+    return;
+  ArrayAttr own = producer.getOutputsAttr();
+  producer.setOutputsAttr(builder.getArrayAttr({own[0], cast.getOutputs()[0]}));
+  FailureOr<KernelRequest> request = requestForKernel(producer, constants);
+  std::string whyNot;
+  VsmWriter scratch;
+  KernelDescription description;
+  if (failed(request) || !generator->writesNarrowedCopy(*request) ||
+      !generator->emit(*request, scratch, description, whyNot)) {
+    producer.setOutputsAttr(own);
+    return;
+  }
+  writers[copy] = {producer};
+  --uses[source];
+  cast.erase();
 }

@@ -109,6 +109,12 @@ public:
   /// the request (mncc-fuse-epilogues folds a Relu or Clip into the kernel
   /// before it only then).
   virtual bool fusesActivation(const KernelRequest &request) const;
+  /// Whether the generator, given a request with one output more than the
+  /// operator has, writes that last output as the operator's result cast
+  /// to its (narrower) format: mncc-fuse-epilogues folds the Cast after a
+  /// kernel into it only then. A generator that says no may ignore extra
+  /// outputs, so the pass asks first.
+  virtual bool writesNarrowedCopy(const KernelRequest &request) const;
   /// The DRAM order the generator prefers for input or output `operand`
   /// (inputs first, then outputs); empty for the identity. The planner
   /// follows it when the producer and every consumer agree.

@@ -50,6 +50,16 @@ constexpr int64_t kHalfBlocks = 256;
 constexpr int64_t kAddendL1bm = 4096;
 constexpr int64_t kAddendLm = 1024;
 constexpr int64_t kClampLo = 20;
+/// A cast-add's half copy of its result (V9): the T tables of the two
+/// conversions (GRF0 long words), the copy's L1BM long word (past the
+/// result), its LM1 long word (past the result) and the GRF long words
+/// its T table is built from.
+constexpr int64_t kWideningT = 64;
+constexpr int64_t kNarrowingT = 68;
+constexpr int64_t kNarrowedL1bm = 2048;
+constexpr int64_t kNarrowedLm = 512;
+constexpr int64_t kNarrowingShift = 24;
+constexpr int64_t kNarrowingCycles = 12;
 
 /// LM0 words of source read per result long word, per cycle of a step
 /// (the T table's stride), and the expression pattern.
@@ -266,6 +276,8 @@ protected:
     DramForm form;
     bool first = false; // the single operand is the Add's input 0
     std::optional<KernelActivation> activation;
+    /// A second result: the sum rounded to half, in this form (V9).
+    std::optional<DramForm> narrowed;
   };
 
   bool emitConversion(const KernelRequest &request, const Conversion &c,
@@ -288,13 +300,18 @@ protected:
     // the L2BM of an L2B holding two passes' sources and two passes'
     // results, so that the next pass's source and the last pass's result
     // move while the PEs work on this one (V7).
+    // A cast-add's half copy takes half a result buffer more.
+    bool narrows = addend && addend->narrowed;
     int64_t l2bPerPass =
-        2 * kPesPerL1b * kL1bsPerL2b * (c.num + c.den * (addend ? 2 : 1)) /
-        c.den;
+        kPesPerL1b * kL1bsPerL2b *
+        (2 * c.num + c.den * (addend ? 4 : 2) + (narrows ? c.den : 0)) / c.den;
+    // The half copy takes four long words a step: its passes and shares
+    // are whole multiples of eight result long words.
+    int64_t align = narrows ? 8 : 4;
     int64_t pass = std::min<int64_t>(AlignedSpread::kChunkLongWords,
                                      kL2bmLongWords / l2bPerPass) /
-                   4 * 4;
-    AlignedSpread result(y, 4);
+                   align * align;
+    AlignedSpread result(y, align);
     int64_t share = result.peLongWords() * kPesPerL1b;
     description.generator = name();
     description.variant =
@@ -302,7 +319,8 @@ protected:
         (addend ? std::string("added to a single operand, ") : "") +
         std::to_string(result.peLongWords()) + " result long words per PE" +
         (addend && addend->activation ? ", then " + addend->activation->opType
-                                      : "");
+                                      : "") +
+        (narrows ? ", and a half copy" : "");
     description.parameters.push_back(
         {"gather",
          "l1bmp source, $mt reads, passes of " + std::to_string(pass) + " lw"});
@@ -334,10 +352,50 @@ protected:
     if (parity)
       out.step({"land $peid " + peOperand(PeMemory::GRF0, Width::Long, 8, 0) +
                 " " + peOperand(PeMemory::GRF0, Width::Long, 16, 0)});
+    // The half copy reads the result as Cast single to half does: T = 4 q
+    // words plus the cycle's 256.
+    Conversion narrowing;
+    if (narrows) {
+      if (!conversionOf(DeviceType::Single, DeviceType::Half, narrowing, error))
+        return false;
+      imm(narrowing.shl,
+          peOperand(PeMemory::GRF0, Width::Long, 2 * kNarrowingShift, 0));
+      for (int64_t cycle = 0; cycle < 4; ++cycle)
+        imm(uint32_t(cycle * narrowing.cycleWords),
+            peOperand(PeMemory::GRF1, Width::Long,
+                      2 * (kNarrowingCycles + cycle), 0));
+      out.nop();
+      out.step({"ilsl $peid " +
+                peOperand(PeMemory::GRF0, Width::Long, 2 * kNarrowingShift, 0) +
+                " " +
+                peOperand(PeMemory::GRF0, Width::Long,
+                          2 * (kNarrowingShift + 1), 0)});
+    }
     out.nop();
+    auto cycleTable = [](int64_t longWord) {
+      return peOperandFlat(
+          PeMemory::GRF1, Width::Long,
+          {2 * longWord, 2 * longWord + 2, 2 * longWord + 4, 2 * longWord + 6});
+    };
     out.step({"iadd " + peOperand(PeMemory::GRF0, Width::Long, 2, 0) + " " +
-              peOperandFlat(PeMemory::GRF1, Width::Long, {0, 2, 4, 6}) +
-              " $t"});
+              cycleTable(0) + " $t"});
+    if (narrows) {
+      // Both tables kept, T reloaded from them in every pass.
+      out.step({"iadd " + peOperand(PeMemory::GRF0, Width::Long, 2, 0) + " " +
+                cycleTable(0) + " " +
+                peOperand(PeMemory::GRF0, Width::Long, 2 * kWideningT)});
+      out.step({"iadd " +
+                peOperand(PeMemory::GRF0, Width::Long,
+                          2 * (kNarrowingShift + 1), 0) +
+                " " + cycleTable(kNarrowingCycles) + " " +
+                peOperand(PeMemory::GRF0, Width::Long, 2 * kNarrowingT)});
+    }
+    auto loadT = [&](int64_t table) {
+      out.step({"lpassa " + peOperand(PeMemory::GRF0, Width::Long, 2 * table) +
+                " $t"});
+      // An ALU write of T two steps before a $mt read (H8).
+      out.nop(2);
+    };
     if (parity) {
       // 32 (q mod 2) as a 64-bit shift: GRF0 long word 8.
       out.nop();
@@ -381,9 +439,25 @@ protected:
     // broadcast.
     std::optional<AlignedSpread> addendSpread;
     if (addend)
-      addendSpread.emplace(addend->form, 4);
+      addendSpread.emplace(addend->form, align);
     auto addendAt = [&](int64_t index) {
       return 2 * sourceBuffer + 2 * resultBuffer + (index % 2) * resultBuffer;
+    };
+    // The half copy: half a result buffer each, past the addends; its
+    // block address is half the result's (same rows, half the long words).
+    auto narrowedAt = [&](int64_t index) {
+      return 2 * sourceBuffer + 4 * resultBuffer +
+             (index % 2) * (resultBuffer / 2);
+    };
+    auto narrowedRanges = [&](int64_t first, int64_t count) {
+      L1bRanges ranges = result.rangesOf(first, count);
+      ranges.base = addend->narrowed->base + (ranges.base - y.base) / 2;
+      ranges.l1bStride /= 2;
+      ranges.l2bStride /= 2;
+      ranges.longWords /= 2;
+      ranges.limit = addend->narrowed->groupLongWords() -
+                     (ranges.base - addend->narrowed->base);
+      return ranges;
     };
     auto startPass = [&](int64_t first, int64_t index) {
       std::vector<unsigned> tags =
@@ -396,11 +470,13 @@ protected:
       return tags;
     };
     std::vector<unsigned> sourceTags = startPass(0, 0);
-    std::vector<unsigned> resultTags[2];
+    std::vector<unsigned> resultTags[2], narrowedTags[2];
     for (int64_t first = 0, index = 0; first < result.peLongWords();
          first += pass, ++index) {
       int64_t count = passCount(first);
       L1bRanges ranges = sourceRanges(first);
+      if (narrows && index > 0)
+        loadT(kWideningT);
       std::vector<unsigned> nextTags;
       if (first + pass < result.peLongWords())
         nextTags = startPass(first + pass, index + 1);
@@ -505,8 +581,33 @@ protected:
       L1bRanges stored = result.rangesOf(first, count);
       emitL1bmToL2bm(out, stored, 0, resultAt(index));
       resultTags[index % 2] = emitL2bmToDram(out, stored, resultAt(index));
+      if (narrows) {
+        // The sum back from the L1BM to every PE of its L1B, rounded to
+        // half two long words at a time through T, as Cast does.
+        emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
+                     count * kPesPerL1b);
+        loadT(kNarrowingT);
+        int64_t stepWords = 4 * narrowing.cycleWords;
+        for (int64_t s = 0; s < count / 8; ++s)
+          for (int64_t half = 0; half < 2; ++half)
+            out.step({"fvpassar $lmt" +
+                      std::to_string(s * stepWords + 2 * half) + " " +
+                      peOperand(PeMemory::LM1, Width::Word,
+                                2 * kNarrowedLm + 8 * s + half, 2)});
+        out.nop(2);
+        emitPeToL1bm(out, Spread::AllPes, PeMemory::LM1, kNarrowedLm, count / 2,
+                     kNarrowedL1bm);
+        for (unsigned tag : narrowedTags[index % 2])
+          out.wait(tag);
+        L1bRanges copy = narrowedRanges(first, count);
+        emitL1bmToL2bm(out, copy, kNarrowedL1bm, narrowedAt(index));
+        narrowedTags[index % 2] = emitL2bmToDram(out, copy, narrowedAt(index));
+      }
     }
     for (const std::vector<unsigned> &tags : resultTags)
+      for (unsigned tag : tags)
+        out.wait(tag);
+    for (const std::vector<unsigned> &tags : narrowedTags)
       for (unsigned tag : tags)
         out.wait(tag);
     (void)floatBits;
@@ -649,6 +750,8 @@ bool CastGenerator::emitRows(const KernelRequest &request, const Conversion &c,
 /// mixed's half product result folded into the Add that reads it
 /// (mncc-fuse-epilogues, docs/codegen.md V8). Widening is exact, and the
 /// add is the elementwise kernel's, so the result is the same to the bit.
+/// With a second, half output it also writes the sum rounded to half, the
+/// Cast after it folded in (V9).
 class CastAddGenerator : public CastGenerator {
 public:
   const char *name() const override { return "cast-add"; }
@@ -666,6 +769,11 @@ public:
   bool fusesActivation(const KernelRequest &request) const override {
     std::string whyNot;
     return matches(request, whyNot);
+  }
+
+  bool writesNarrowedCopy(const KernelRequest &request) const override {
+    std::string whyNot;
+    return request.outputs.size() == 2 && matches(request, whyNot);
   }
 
   bool emit(const KernelRequest &request, VsmWriter &out,
@@ -687,9 +795,10 @@ private:
   static bool analyseAdd(const KernelRequest &request,
                          KernelRequest &conversion, Addend &addend,
                          Conversion &c, std::string &whyNot) {
-    if (request.inputs.size() != 2 || request.outputs.size() != 1 ||
-        !request.hasInput(0) || !request.hasInput(1)) {
-      whyNot = "expects two inputs and one output";
+    if (request.inputs.size() != 2 || request.outputs.empty() ||
+        request.outputs.size() > 2 || !request.hasInput(0) ||
+        !request.hasInput(1)) {
+      whyNot = "expects two inputs and one output (and a half copy)";
       return false;
     }
     const DramForm &y = request.outputs[0].form;
@@ -708,9 +817,22 @@ private:
       whyNot = "operands of different shapes, orders, groups or row padding";
       return false;
     }
+    if (request.outputs.size() == 2) {
+      // The sum rounded to half beside it: a Cast of the result folded in
+      // (V9), long word for long word half the result's.
+      const DramForm &copy = request.outputs[1].form;
+      if (copy.type != DeviceType::Half || copy.shape != y.shape ||
+          copy.order != y.order || copy.groups != y.groups ||
+          copy.innerPadded() != y.innerPadded()) {
+        whyNot = "a half copy of another shape, order, groups or row padding";
+        return false;
+      }
+      addend.narrowed = copy;
+    }
     conversion = request;
     conversion.opType = "Cast";
     conversion.inputs = {request.inputs[half]};
+    conversion.outputs = {request.outputs[0]};
     conversion.activation.reset();
     if (!analyse(conversion, c, whyNot))
       return false;

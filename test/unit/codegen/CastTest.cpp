@@ -251,6 +251,8 @@ struct CastAddCase {
   std::vector<unsigned> order;
   bool singleFirst = false;
   bool relu = false;
+  /// A second result: the sum rounded to half (a Cast folded in, V9).
+  bool halfCopy = false;
 };
 
 void PrintTo(const CastAddCase &c, std::ostream *os) { *os << c.name; }
@@ -273,6 +275,12 @@ TEST_P(CastAddKernel, AddsTheWidenedHalfExactly) {
   if (c.relu)
     request.activation = KernelActivation{
         "Relu", {0.0f, std::numeric_limits<float>::infinity()}};
+  if (c.halfCopy) {
+    KernelTensor copy;
+    copy.name = "copy";
+    copy.form = DramForm::canonical(D::Half, c.shape, c.order);
+    request.outputs.push_back(copy);
+  }
   KernelRun run;
   std::string error;
   ASSERT_TRUE(runKernel(request, inputs, reference::DType::Float32, run,
@@ -296,6 +304,22 @@ TEST_P(CastAddKernel, AddsTheWidenedHalfExactly) {
   }
   Comparison comparison = compareTensors(run.outputs[0], expected, 0, 0);
   EXPECT_TRUE(comparison.within) << comparison.firstMismatch;
+  ASSERT_EQ(run.outputs.size(), c.halfCopy ? 2u : 1u);
+  if (!c.halfCopy)
+    return;
+  // The copy is the sum rounded once to half, as the Cast it replaces.
+  EXPECT_NE(run.description.variant.find("half copy"), std::string::npos)
+      << run.description.variant;
+  ASSERT_TRUE(hostToDevice(reference::DType::Float32, expected.raw(), D::Half,
+                           packed.data(), n));
+  reference::Tensor narrowed(reference::DType::Float32, c.shape);
+  ASSERT_TRUE(deviceToHost(D::Half, packed.data(), reference::DType::Float32,
+                           narrowed.raw(), n));
+  Comparison copy = compareTensors(run.outputs[1], narrowed, 0, 0);
+  EXPECT_TRUE(copy.within) << copy.firstMismatch;
+  std::string where;
+  EXPECT_TRUE(paddingIsZero(run.outputForms[1], run.outputImages[1], where))
+      << where;
 }
 
 const std::vector<unsigned> kNhwc = {0, 2, 3, 1};
@@ -308,7 +332,18 @@ INSTANTIATE_TEST_SUITE_P(
         CastAddCase{"no_activation", {2, 32, 9, 7}, kNhwc, false, false},
         // Four groups at batch 8, and a small one-group tensor.
         CastAddCase{"batch8", {8, 64, 8, 8}, kNhwc, true, false},
-        CastAddCase{"small", {3, 4, 32}, {}, false, true}),
+        CastAddCase{"small", {3, 4, 32}, {}, false, true},
+        // With the half copy the next block's convolutions read: layer 1
+        // and layer 3 of ResNet-50, batch 8, a one-group tensor, and rows
+        // of 48 (three quads of halves, six of singles).
+        CastAddCase{
+            "copy_resnet_layer1", {1, 256, 56, 56}, kNhwc, false, true, true},
+        CastAddCase{
+            "copy_resnet_layer3", {1, 1024, 14, 14}, kNhwc, true, true, true},
+        CastAddCase{"copy_batch8", {8, 64, 8, 8}, kNhwc, true, false, true},
+        CastAddCase{"copy_small", {3, 4, 32}, {}, false, false, true},
+        CastAddCase{
+            "copy_rows_of_48", {2, 48, 7, 5}, kNhwc, false, true, true}),
     [](const ::testing::TestParamInfo<CastAddCase> &info) {
       return info.param.name;
     });
@@ -329,6 +364,18 @@ TEST(CastAddKernel, DeclinesWhatItDoesNotFuse) {
   request.inputs[0].form = DramForm::canonical(D::Half, {16, 120});
   EXPECT_FALSE(castAdd->matches(request, whyNot));
   EXPECT_NE(whyNot.find("padding"), std::string::npos) << whyNot;
+  // A half copy beside the single result, but not a single one.
+  reference::Tensor b = randomTensor({64, 128}, 2);
+  KernelRequest copied = makeRequest("Add", {b, b}, {{64, 128}}, D::Single);
+  copied.inputs[0].form = DramForm::canonical(D::Half, {64, 128});
+  EXPECT_TRUE(castAdd->matches(copied, whyNot)) << whyNot;
+  KernelTensor copy;
+  copy.form = DramForm::canonical(D::Half, {64, 128});
+  copied.outputs.push_back(copy);
+  EXPECT_TRUE(castAdd->matches(copied, whyNot)) << whyNot;
+  copied.outputs[1].form = DramForm::canonical(D::Single, {64, 128});
+  EXPECT_FALSE(castAdd->matches(copied, whyNot));
+  EXPECT_NE(whyNot.find("half copy"), std::string::npos) << whyNot;
   // Not an Add.
   request.opType = "Mul";
   EXPECT_FALSE(castAdd->matches(request, whyNot));

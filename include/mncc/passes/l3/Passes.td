@@ -63,6 +63,15 @@ def FuseEpilogues : Pass<"mncc-fuse-epilogues", "mlir::ModuleOp"> {
     Example: `l3.kernel "Conv" ... -> [@t]` and `l3.kernel "Relu" ... [@t]
     -> [@y]` become `l3.kernel "Conv" ... -> [@y] {activation = "Relu",
     activation_bounds = array<f32: 0.000000e+00, 0x7F800000>}`.
+
+    Two Casts of float_dtype=mixed fold as well (docs/codegen.md V8, V9):
+    before the activations, a device Cast from half to single into the Add
+    that alone reads its result, when the `cast-add` generator takes the
+    Add with the half source; after them, a device Cast into the kernel
+    that alone writes its source, when that kernel's generator writes the
+    Cast's result as one more output (`writesNarrowedCopy`): `l3.kernel
+    "Add" ... -> [@s]` and `l3.kernel "Cast" [@s] -> [@h]` become
+    `l3.kernel "Add" ... -> [@s, @h]`.
   }];
 }
 
