@@ -1191,6 +1191,12 @@ void Machine::executeStep(const Statement &stmt) {
   turnaroundWord(0, 0);
   if (StepThreadCount > 1 && !Threads)
     Threads.reset(new StepThreads(StepThreadCount, FixedStepRanges));
+  if (!pending.empty()) {
+    uint8_t idle = AllGroups & ~ActiveGroups;
+    StaleGroups |= idle;
+    GroupSteps += NumGroups;
+    GroupStepsLeftOut += unsigned(__builtin_popcount(idle));
+  }
   if (Threads) {
     struct Context {
       Machine *Self;
@@ -1199,7 +1205,7 @@ void Machine::executeStep(const Statement &stmt) {
     Threads->run(
         [](void *c, PeRange range) {
           auto *context = static_cast<Context *>(c);
-          context->Self->executeStepRange(*context->Pending, range);
+          context->Self->executeActiveRanges(*context->Pending, range);
         },
         &context);
   } else {
@@ -1209,7 +1215,7 @@ void Machine::executeStep(const Statement &stmt) {
     // cycle through it three times. Chunks are ranges, so they may run in
     // any order (executeStepRange).
     for (unsigned begin = 0; begin < NumPes; begin += StepChunkPes)
-      executeStepRange(pending, PeRange{begin, begin + StepChunkPes});
+      executeActiveRanges(pending, PeRange{begin, begin + StepChunkPes});
   }
   // The forwarding latch an expression feeds.
   auto latchOf = [&](Opcode op) -> std::unique_ptr<WideLanes[]> * {
@@ -1245,6 +1251,24 @@ void Machine::executeStep(const Statement &stmt) {
     };
     Bar0Zero = allZero(Bar0.data());
     Bar1Zero = allZero(Bar1.data());
+  }
+}
+
+void Machine::executeActiveRanges(std::vector<PendingExpression> &pending,
+                                  PeRange range) {
+  if (ActiveGroups == AllGroups) {
+    executeStepRange(pending, range);
+    return;
+  }
+  // A group's PEs are a contiguous range, and ranges run independently
+  // (executeStepRange): the active groups' parts one after the other.
+  constexpr unsigned PesPerGroup = NumPes / NumGroups;
+  for (unsigned begin = range.Begin; begin < range.End;) {
+    unsigned group = begin / PesPerGroup;
+    unsigned end = std::min(range.End, (group + 1) * PesPerGroup);
+    if (ActiveGroups >> group & 1)
+      executeStepRange(pending, PeRange{begin, end});
+    begin = end;
   }
 }
 

@@ -757,9 +757,8 @@ void Machine::executeMv(const MvTransfer &mv) {
       unsigned from = mv.TransferKind == MvTransfer::Broadcast
                           ? unsigned(mv.FromGroup)
                           : group;
-      for (uint32_t i = 0; i < mv.Size; ++i)
-        writeUpper(Space::L2BM, l2b, mv.ToAddress + i,
-                   readUpper(mv.From, from, mv.FromAddress + i));
+      copyUpper(mv.From, from, mv.FromAddress, Space::L2BM, l2b, mv.ToAddress,
+                mv.Size);
     }
     return;
   }
@@ -779,9 +778,7 @@ void Machine::executeMv(const MvTransfer &mv) {
     };
     unsigned from = index(mv.From, fromGroup, mv.FromL2b);
     unsigned to = index(mv.To, toGroup, mv.ToL2b);
-    for (uint32_t i = 0; i < mv.Size; ++i)
-      writeUpper(mv.To, to, mv.ToAddress + i,
-                 readUpper(mv.From, from, mv.FromAddress + i));
+    copyUpper(mv.From, from, mv.FromAddress, mv.To, to, mv.ToAddress, mv.Size);
   }
 }
 

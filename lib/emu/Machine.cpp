@@ -507,6 +507,56 @@ void Machine::writeUpper(Space space, unsigned index, uint64_t address,
   }
 }
 
+uint64_t *Machine::upperRun(Space space, unsigned index, uint64_t address,
+                            uint64_t &contiguous) {
+  auto within = [&](uint64_t *memory, uint64_t size) {
+    address %= size;
+    contiguous = size - address;
+    return memory + size_t(index) * size + address;
+  };
+  switch (space) {
+  case Space::L1BM:
+    return within(L1bm.data(), L1bmLongWords);
+  case Space::L2BM:
+    return within(L2bm.data(), L2bmLongWords);
+  case Space::PDM:
+    return within(Pdm.data(), PdmLongWords);
+  case Space::DRAM: {
+    address %= DramLongWords;
+    uint64_t offset = address & (DramPageSize - 1);
+    contiguous =
+        std::min<uint64_t>(DramPageSize - offset, DramLongWords - address);
+    return dramPage(index, address >> DramPageBits, true) + offset;
+  }
+  default:
+    contiguous = 0;
+    return nullptr;
+  }
+}
+
+void Machine::copyUpper(Space from, unsigned fromIndex, uint64_t fromAddress,
+                        Space to, unsigned toIndex, uint64_t toAddress,
+                        uint64_t count) {
+  // In runs contiguous at both ends, long word after long word as
+  // writeUpper(readUpper()) would (an overlapping copy in one memory
+  // repeats what it has just written, as before).
+  while (count > 0) {
+    uint64_t sourceRun = 0, targetRun = 0;
+    // The source first: a DRAM page it creates is the one the target may
+    // then share.
+    const uint64_t *source = upperRun(from, fromIndex, fromAddress, sourceRun);
+    uint64_t *target = upperRun(to, toIndex, toAddress, targetRun);
+    if (!source || !target)
+      return;
+    uint64_t run = std::min({count, sourceRun, targetRun});
+    for (uint64_t i = 0; i < run; ++i)
+      target[i] = source[i];
+    count -= run;
+    fromAddress += run;
+    toAddress += run;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Bulk access
 //===----------------------------------------------------------------------===//
@@ -943,10 +993,73 @@ bool Machine::run(const Program &program, std::string &dump,
   return run(program, &dump, error);
 }
 
+namespace {
+
+/// The groups (bit g) whose L2BMs an MV transfer reads: the only way what
+/// a group's PEs compute leaves the group (the PEs reach no further than
+/// their L2BMs; DRAM and PDM are written only by transfers).
+uint8_t groupsReadByTransfer(const MvTransfer &mv, uint8_t all) {
+  switch (mv.TransferKind) {
+  case MvTransfer::Nop:
+  case MvTransfer::Broadcast:
+  case MvTransfer::Broadcast2:
+  case MvTransfer::Broadcast4:
+    return 0; // from DRAM or PDM
+  case MvTransfer::Reduce:
+  case MvTransfer::Reduce2:
+  case MvTransfer::Reduce4:
+    return all; // from the L2BMs
+  case MvTransfer::Point:
+  case MvTransfer::Distribute:
+    if (mv.From != Space::L2BM)
+      return 0;
+    return mv.FromGroup < 0 || mv.TransferKind == MvTransfer::Distribute
+               ? all
+               : uint8_t(1u << mv.FromGroup);
+  }
+  return all;
+}
+
+bool isOnChip(Space space) {
+  return space != Space::DRAM && space != Space::PDM;
+}
+
+} // namespace
+
+std::vector<uint8_t> Machine::kernelGroups(const Program &program,
+                                           bool dumps) const {
+  std::vector<uint8_t> groups(program.KernelStarts.size(), AllGroups);
+  if (!SkipIdleGroups)
+    return groups;
+  // A dump of on-chip state must see every group's.
+  if (dumps)
+    for (const Statement &stmt : program.Statements)
+      if (stmt.StmtKind == Statement::DebugGet && isOnChip(stmt.Debug.Where))
+        return groups;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    size_t end = k + 1 < groups.size() ? program.KernelStarts[k + 1]
+                                       : program.Statements.size();
+    uint8_t read = 0;
+    for (size_t i = program.KernelStarts[k]; i < end; ++i)
+      if (program.Statements[i].StmtKind == Statement::Mv)
+        read |= groupsReadByTransfer(program.Statements[i].Transfer, AllGroups);
+    groups[k] = read;
+  }
+  return groups;
+}
+
 bool Machine::run(const Program &program, std::string *dump,
                   Diagnostic &error) {
   (void)error;
-  for (const Statement &stmt : program.Statements) {
+  // Each self-contained kernel runs the PEs of the groups whose L2BMs its
+  // transfers read; what comes before the first kernel, every group.
+  std::vector<uint8_t> groups = kernelGroups(program, dump != nullptr);
+  size_t kernel = 0;
+  ActiveGroups = AllGroups;
+  for (size_t index = 0; index < program.Statements.size(); ++index) {
+    const Statement &stmt = program.Statements[index];
+    while (kernel < groups.size() && program.KernelStarts[kernel] == index)
+      ActiveGroups = groups[kernel++];
     if (Timer)
       Timer->onStatement(stmt);
     switch (stmt.StmtKind) {
@@ -971,6 +1084,7 @@ bool Machine::run(const Program &program, std::string *dump,
       break;
     }
   }
+  ActiveGroups = AllGroups;
   if (Timer)
     Timer->finish();
   return true;

@@ -1894,12 +1894,23 @@ bool checkIssueRules(LineParser &parser, const Statement &stmt) {
   return true;
 }
 
+/// `pragma mncc kernel` after the '#', spaces around it allowed.
+bool isKernelPragma(std::string_view comment) {
+  size_t first = 0, last = comment.size();
+  while (first < last && isSpace(comment[first]))
+    ++first;
+  while (last > first && isSpace(comment[last - 1]))
+    --last;
+  return comment.substr(first, last - first) == "pragma mncc kernel";
+}
+
 } // namespace
 
 bool parseProgram(std::string_view text, std::string_view fileName,
                   Program &out, Diagnostic &error) {
   out.FileName = std::string(fileName);
   out.Statements.clear();
+  out.KernelStarts.clear();
   uint32_t lineNumber = 0;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -1911,8 +1922,13 @@ bool parseProgram(std::string_view text, std::string_view fileName,
     ++lineNumber;
     // '#' starts a comment anywhere on the line (manual 3.1).
     size_t hash = line.find('#');
-    if (hash != std::string_view::npos)
+    if (hash != std::string_view::npos) {
+      // A line of its own: the kernel begins at the next statement.
+      bool alone = line.find_first_not_of(" \t") == hash;
+      if (alone && isKernelPragma(line.substr(hash + 1)))
+        out.KernelStarts.push_back(uint32_t(out.Statements.size()));
       line = line.substr(0, hash);
+    }
     size_t last = line.size();
     while (last > 0 && isSpace(line[last - 1]))
       --last;

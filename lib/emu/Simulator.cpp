@@ -151,10 +151,38 @@ bool Simulator::run(std::string &error, std::string *dump) {
   return ok;
 }
 
+void Simulator::setSkipIdleGroups(bool skip) {
+  SkipIdleGroups = skip;
+  Board->setSkipIdleGroups(skip);
+}
+
+bool Simulator::computed(const Region &region, std::string &error) const {
+  uint8_t stale = Board->staleGroups();
+  if (stale == 0 || region.Memory == Space::PDM ||
+      region.Memory == Space::DRAM || region.Count == 0)
+    return true;
+  // Instances per group of the on-chip memories.
+  unsigned perGroup = instanceCount(region.Memory) / NumGroups;
+  for (unsigned group = 0; group < NumGroups; ++group) {
+    bool wanted =
+        region.Instance == AllInstances || region.Instance / perGroup == group;
+    if (wanted && (stale >> group & 1)) {
+      error = std::string(memoryName(region.Memory)) + " of group " +
+              std::to_string(group) +
+              " was not computed: kernels that no transfer of theirs ties "
+              "to that group left its PE work out (skip idle groups off "
+              "computes it)";
+      return false;
+    }
+  }
+  return true;
+}
+
 void Simulator::reset() {
   // A new board: its memories come from calloc, so this costs no more than
   // the pages the old one had touched, and no state can be forgotten.
   Board.reset(new Machine);
+  Board->setSkipIdleGroups(SkipIdleGroups);
   Stats = TimingStats();
 }
 
@@ -259,6 +287,8 @@ bool Simulator::write(const Region &region, const uint64_t *data,
 bool Simulator::read(const Region &region, uint64_t *data,
                      std::string &error) const {
   if (!check(region, false, error))
+    return false;
+  if (!computed(region, error))
     return false;
   if (region.Count == 0)
     return true;

@@ -241,6 +241,7 @@ public:
       return false;
     }
     emu::Simulator simulator;
+    simulator.setSkipIdleGroups(!options.allGroups);
     if (options.fillSeed)
       simulator.fillRandom(options.fillSeed);
     for (const Placed &constant : ConstantPlaces) {
@@ -320,6 +321,8 @@ public:
       profile->mauCycles = stats.Busy[unsigned(emu::Unit::Mau)] +
                            stats.Busy[unsigned(emu::Unit::Matrix)];
       profile->modelFlops = ModelFlops;
+      profile->groupSteps = simulator.machine().groupSteps();
+      profile->groupStepsLeftOut = simulator.machine().groupStepsLeftOut();
       profile->nodes.clear();
       if (options.profile)
         attribute(timing, *profile);
@@ -371,6 +374,16 @@ private:
     Segment current;
     size_t statement = 0;
     const std::vector<emu::Statement> &all = Program.Statements;
+    // The kernels' starts go with their statements (emu::Program).
+    const std::vector<uint32_t> &starts = Program.KernelStarts;
+    size_t nextStart = 0;
+    auto take = [&] {
+      for (; nextStart < starts.size() && starts[nextStart] <= statement;
+           ++nextStart)
+        current.program.KernelStarts.push_back(
+            uint32_t(current.program.Statements.size()));
+      current.program.Statements.push_back(all[statement++]);
+    };
     auto flush = [&] {
       if (!current.program.Statements.empty()) {
         current.program.FileName = Program.FileName;
@@ -383,14 +396,14 @@ private:
         continue;
       // Everything before the host node's line runs first.
       while (statement < all.size() && all[statement].Line < Kernels[k].firstLine)
-        current.program.Statements.push_back(all[statement++]);
+        take();
       flush();
       Segment host;
       host.hostKernel = k;
       Segments.push_back(std::move(host));
     }
     while (statement < all.size())
-      current.program.Statements.push_back(all[statement++]);
+      take();
     flush();
   }
 

@@ -107,9 +107,13 @@ public:
               kernel.getOpType().str() + "): " +
               kernel.getGenerator().value_or("").str() + ", " +
               kernel.getVariant().value_or("").str() + "\n";
-      // The kernel's lines, comment included, for profiles by node.
+      // Every kernel is self-contained (docs/codegen.md C1): the emulator
+      // may leave out the PE work of groups whose results no transfer reads
+      // (docs/target/mncore2.md S39).
+      text += "#pragma mncc kernel\n";
+      // The kernel's lines, comments included, for profiles by node.
       kernel->setAttr("first_line", attributes.getI64IntegerAttr(line));
-      line += 1 + kernel.getVsm()->count('\n');
+      line += 2 + kernel.getVsm()->count('\n');
       kernel->setAttr("last_line", attributes.getI64IntegerAttr(line - 1));
       text += kernel.getVsm()->str();
       if (auto kernelSteps = kernel->getAttrOfType<IntegerAttr>("steps"))

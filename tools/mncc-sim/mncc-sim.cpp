@@ -1,7 +1,7 @@
 //===- mncc-sim.cpp - MN-Core 2 assembly emulator driver ------------------===//
 //
 // mncc-sim [-i] prog.vsm -d dump.txt [--stats] [--trace out.json]
-//          [--check-hazards] [--fill-random=SEED]
+//          [--check-hazards] [--fill-random=SEED] [--all-groups]
 //
 // Parses and runs an MN-Core 2 assembly (VSM) program on the emulated board
 // and writes the `d get` dump lines, in the official emulator's `-d` format,
@@ -17,7 +17,9 @@
 // write it depends on completes, prints one file:line:column: hazard: ...
 // line each and exits with status 1 without running it. --fill-random=SEED
 // starts the board with pseudo-random memories instead of zeros
-// (Machine::fillRandom).
+// (Machine::fillRandom). --all-groups runs every group's PE steps also in
+// the kernels (`#pragma mncc kernel`) whose transfers leave a group out,
+// which the emulator otherwise skips (Machine::setSkipIdleGroups).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +44,7 @@ namespace {
 void usage(std::FILE *out) {
   std::fputs("usage: mncc-sim [-i] <program.vsm> [-d <dump.txt>] [--stats]\n"
              "                [--trace <trace.json>] [--check-hazards]\n"
-             "                [--fill-random=<seed>]\n"
+             "                [--fill-random=<seed>] [--all-groups]\n"
              "  Runs an MN-Core 2 assembly program on the emulator and\n"
              "  writes the 'd get' dump lines to the dump file (stdout if\n"
              "  -d is not given). --stats prints steps, cycles and busy\n"
@@ -51,7 +53,9 @@ void usage(std::FILE *out) {
              "  write it depends on completes, and fails if there is one.\n"
              "  --fill-random=<seed> starts every memory and register with\n"
              "  pseudo-random bytes from the seed (decimal or 0x...)\n"
-             "  instead of zeros. --version prints mncc's version.\n",
+             "  instead of zeros. --all-groups also runs the PE steps of\n"
+             "  groups that a kernel's transfers leave out (skipped by\n"
+             "  default). --version prints mncc's version.\n",
              out);
 }
 
@@ -148,6 +152,7 @@ int main(int argc, char **argv) {
   std::string input, dumpPath, tracePath;
   bool stats = false, checkHazardsFirst = false, fillRandom = false;
   uint64_t seed = 0;
+  bool allGroups = false;
   // Each option once: a second value would silently replace the first.
   auto once = [&](bool given, const std::string &name) {
     if (given)
@@ -174,6 +179,10 @@ int main(int argc, char **argv) {
       if (!once(checkHazardsFirst, arg))
         return 1;
       checkHazardsFirst = true;
+    } else if (arg == "--all-groups") {
+      if (!once(allGroups, arg))
+        return 1;
+      allGroups = true;
     } else if (arg == "--version") {
       std::printf("mncc version %s (MLIR %s)\n", MNCC_VERSION_STRING,
                   MNCC_LLVM_VERSION_STRING);
@@ -238,6 +247,7 @@ int main(int argc, char **argv) {
     }
   }
   std::unique_ptr<Machine> machine(new Machine);
+  machine->setSkipIdleGroups(!allGroups);
   if (fillRandom)
     machine->fillRandom(seed);
   Timing timing(!tracePath.empty());
@@ -269,6 +279,9 @@ int main(int argc, char **argv) {
   if (stats) {
     std::string report = timing.report();
     std::fwrite(report.data(), 1, report.size(), stdout);
+    std::printf("group steps left out: %llu of %llu\n",
+                (unsigned long long)machine->groupStepsLeftOut(),
+                (unsigned long long)machine->groupSteps());
   }
   return 0;
 }

@@ -80,6 +80,12 @@ cl::opt<uint64_t> runFillRandom(
     cl::desc("emu2: the emulated memory starts as random bytes from this "
              "seed, as gpfn3-smi clear leaves a board (0: zeros; default 1)"),
     cl::init(1), cl::sub(runCommand), cl::cat(category()));
+cl::opt<bool> runAllGroups(
+    "emu-all-groups",
+    cl::desc("emu2: run every group's PE steps, also in the kernels whose "
+             "transfers leave a group out (skipped by default: the results "
+             "are the same)"),
+    cl::init(false), cl::sub(runCommand), cl::cat(category()));
 cl::list<std::string>
     runInputs("input",
               cl::desc("A graph input, NAME=FILE (.npy or .pb; repeatable)"),
@@ -339,6 +345,10 @@ void printEmulatorProfile(const mncc::runtime::RunProfile &profile) {
       "busy: MV transfers %llu cycles, MAU %llu cycles; host time %.3f s\n",
       (unsigned long long)profile.transferCycles,
       (unsigned long long)profile.mauCycles, profile.hostSeconds);
+  llvm::outs() << llvm::format(
+      "emulator: %llu of %llu group steps left out (idle groups)\n",
+      (unsigned long long)profile.groupStepsLeftOut,
+      (unsigned long long)profile.groupSteps);
 }
 
 /// --device=emu2: compile the model first if one is given, run the
@@ -431,6 +441,7 @@ int runOnEmulator(const char *argv0) {
   mncc::runtime::RunOptions options;
   options.fillSeed = runFillRandom;
   options.profile = runProfile;
+  options.allGroups = runAllGroups;
   mncc::runtime::RunProfile profile;
   if (!executable->runValues(inputs, outputs, options, &profile, error)) {
     llvm::errs() << "mncc: error: emu2: " << error << "\n";

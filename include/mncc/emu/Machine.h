@@ -192,6 +192,22 @@ public:
   /// per read, compute and write) or the default, one L2B.
   void setStepChunk(unsigned pes);
   unsigned stepChunk() const { return StepChunkPes; }
+  /// Whether run() leaves out the PE work of the groups whose L2BMs no MV
+  /// transfer of a self-contained kernel reads (Program::KernelStarts,
+  /// docs/target/mncore2.md S39): nothing such a group computes there can
+  /// reach a memory off the chip, and the next kernel overwrites what it
+  /// reads. On by default; off (or a `d get` of on-chip state when dumps
+  /// are asked for) runs every group's steps.
+  void setSkipIdleGroups(bool skip) { SkipIdleGroups = skip; }
+  bool skipIdleGroups() const { return SkipIdleGroups; }
+  /// Groups (bit g for group g) whose PE work a run left out since the
+  /// board was made: their LM0, LM1, GRF, T, mask and matrix registers,
+  /// L1BMs and L2BMs do not hold what the hardware's would.
+  uint8_t staleGroups() const { return StaleGroups; }
+  /// PE steps with work, once per group, since the board was made; and of
+  /// those, the ones left out.
+  uint64_t groupSteps() const { return GroupSteps; }
+  uint64_t groupStepsLeftOut() const { return GroupStepsLeftOut; }
 
   /// Fills every memory and register a program can read before writing it
   /// with pseudo-random bytes that depend only on the seed and the
@@ -255,7 +271,18 @@ private:
   const uint32_t *words(Space space) const;
   uint32_t wordCount(Space space) const;
   uint64_t *dramPage(unsigned group, uint64_t page, bool create);
+  /// Long word `address` (wrapped) of an upper memory (L1BM, L2BM, PDM,
+  /// DRAM: its page made if need be) and how many follow it contiguously.
+  uint64_t *upperRun(Space space, unsigned index, uint64_t address,
+                     uint64_t &contiguous);
+  /// count long words from one upper memory to another, as many
+  /// writeUpper(readUpper()) calls in order would copy them.
+  void copyUpper(Space from, unsigned fromIndex, uint64_t fromAddress, Space to,
+                 unsigned toIndex, uint64_t toAddress, uint64_t count);
 
+  /// The groups each kernel of Program::KernelStarts runs (every group
+  /// when skipping is off, or for dumps that read on-chip state).
+  std::vector<uint8_t> kernelGroups(const Program &program, bool dumps) const;
   void debugSet(const Statement &stmt);
   void debugGet(const Statement &stmt, std::string &dump) const;
 
@@ -394,6 +421,15 @@ private:
   unsigned StepThreadCount = 1;
   unsigned StepChunkPes = NumPes / NumL2bs;
   bool FixedStepRanges = false;
+  static constexpr uint8_t AllGroups = (1u << NumGroups) - 1;
+  bool SkipIdleGroups = true;
+  /// The groups whose PEs the current step runs, and those left out so far.
+  uint8_t ActiveGroups = AllGroups;
+  uint8_t StaleGroups = 0;
+  uint64_t GroupSteps = 0, GroupStepsLeftOut = 0;
+  /// The PEs of `range` in active groups, as ranges of whole groups.
+  void executeActiveRanges(std::vector<PendingExpression> &pending,
+                           PeRange range);
   /// The L1BM turnaround registers (`$lbi`), TurnaroundLongWords per L1B,
   /// allocated on first use (ExecuteTransfer.cpp), and whether the step
   /// being committed updates them (not under nop / noforward).

@@ -230,6 +230,12 @@ struct Statement {
 struct Program {
   std::string FileName;
   std::vector<Statement> Statements;
+  /// Where a self-contained kernel begins: the index of the statement
+  /// after each `#pragma mncc kernel` line (docs/target/mncore2.md S39).
+  /// Such a kernel reads no on-chip state it has not written itself, so
+  /// the emulator may leave out the PE work of the groups whose L2BMs
+  /// none of its MV transfers reads.
+  std::vector<uint32_t> KernelStarts;
 };
 
 } // namespace mncc::emu

@@ -74,6 +74,10 @@ public:
   /// nothing until used. Like reset(), it replaces what earlier runs and
   /// writes left.
   void fillRandom(uint64_t seed);
+  /// Machine::setSkipIdleGroups, kept over reset() and fillRandom(). While
+  /// a run has left some group's PE work out, read() refuses that group's
+  /// on-chip memories.
+  void setSkipIdleGroups(bool skip);
 
   /// Copies Region.Count long words per instance in or out. With
   /// AllInstances the data holds Count long words for instance 0, then for
@@ -113,6 +117,8 @@ public:
 
 private:
   bool check(const Region &region, bool broadcast, std::string &error) const;
+  /// Whether the region's on-chip state was computed (Machine::staleGroups).
+  bool computed(const Region &region, std::string &error) const;
   /// check() plus the element size and the byte count of a byte transfer.
   bool checkBytes(const Region &region, bool broadcast, uint64_t numBytes,
                   unsigned elementBytes, std::string &error) const;
@@ -122,6 +128,7 @@ private:
   bool HasProgram = false;
   TimingStats Stats;
   uint64_t Runs = 0;
+  bool SkipIdleGroups = true;
 };
 
 } // namespace mncc::emu

@@ -56,6 +56,10 @@ struct RunProfile {
   int64_t modelFlops = 0;
   /// Host time of the run, seconds.
   double hostSeconds = 0;
+  /// emu2: PE steps with work once per group, and those the emulator left
+  /// out (emu::Machine::setSkipIdleGroups).
+  uint64_t groupSteps = 0;
+  uint64_t groupStepsLeftOut = 0;
 };
 
 struct RunOptions {
@@ -64,6 +68,10 @@ struct RunOptions {
   uint64_t fillSeed = 1;
   /// emu2: collect cycles per node (costs a trace of the run).
   bool profile = false;
+  /// emu2: run every group's PE steps, also in the kernels whose transfers
+  /// leave a group out (emu::Machine::setSkipIdleGroups); the results are
+  /// the same, the run slower.
+  bool allGroups = false;
 };
 
 class Executable {

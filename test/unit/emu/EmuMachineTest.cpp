@@ -375,6 +375,77 @@ TEST_F(EmuMachine, MvpCopiesInEveryGroup) {
   EXPECT_EQ(M->readUpper(Space::DRAM, 2, 7), 0u);
 }
 
+// A self-contained kernel (`#pragma mncc kernel`) runs the PE steps of the
+// groups whose L2BMs its transfers read and leaves the others' out; before
+// the first kernel every group runs (docs/target/mncore2.md S39).
+constexpr const char *kTwoKernels =
+    "d set $lr0 1 0000000000000005\n"
+    "lpassa $lr0 $lr2\n"
+    "#pragma mncc kernel\n"
+    "lpassa $lr0 $lr4\n"
+    "mvp/n64 $d10@0 $lc20@1.1\n"
+    "mvp/n64 $lc20@0.1 $p10@0\n"
+    "  #  pragma mncc kernel \n"
+    "lpassa $lr0 $lr6\n"
+    "mvp/n64 $lc20@2.1 $d10@0\n"
+    "mvp/n64 $lc0@0.0 $p0@3\n"
+    "lpassa $lr0 $lr8 # pragma mncc kernel (not alone on its line)\n"
+    "#pragma mncc kernels\n"
+    "lpassa $lr0 $lr10\n"
+    "#pragma mncc kernel\n"
+    "lpassa $lr0 $lr12\n"
+    "mvb2/n64 $d0 $lc0\n";
+
+TEST_F(EmuMachine, KernelsSkipTheGroupsTheirTransfersLeaveOut) {
+  Program program;
+  Diagnostic error;
+  ASSERT_TRUE(parseProgram(kTwoKernels, "t.vsm", program, error))
+      << error.str();
+  EXPECT_EQ(program.KernelStarts, (std::vector<uint32_t>{2, 5, 10}));
+  ASSERT_TRUE(M->run(program, nullptr, error)) << error.str();
+  constexpr unsigned PesPerGroup = NumPes / NumGroups;
+  for (unsigned group = 0; group < NumGroups; ++group) {
+    unsigned pe = group * PesPerGroup + 37;
+    EXPECT_EQ(grf0(pe, 2), 5u) << group;
+    EXPECT_EQ(grf0(pe, 4), group == 0 ? 5u : 0u) << group;
+    EXPECT_EQ(grf0(pe, 6), group == 0 || group == 2 ? 5u : 0u) << group;
+    EXPECT_EQ(grf0(pe, 8), group == 0 || group == 2 ? 5u : 0u) << group;
+    EXPECT_EQ(grf0(pe, 10), group == 0 || group == 2 ? 5u : 0u) << group;
+    // Broadcasts into the L2BMs read no group's results.
+    EXPECT_EQ(grf0(pe, 12), 0u) << group;
+  }
+  EXPECT_EQ(M->staleGroups(), 0b1111);
+
+  // Off, or with a dump of on-chip state, every group runs every step.
+  for (bool dumpLm : {false, true}) {
+    M.reset(new Machine);
+    std::string text = kTwoKernels;
+    if (dumpLm)
+      text += "d get $lm2n0c0b0m0p0 1\n";
+    else
+      M->setSkipIdleGroups(false);
+    ASSERT_TRUE(parseProgram(text, "t.vsm", program, error)) << error.str();
+    std::string dump;
+    ASSERT_TRUE(M->run(program, dump, error)) << error.str();
+    for (unsigned group = 0; group < NumGroups; ++group)
+      for (uint32_t word : {4u, 6u, 10u, 12u})
+        EXPECT_EQ(grf0(group * PesPerGroup, word), 5u) << group << " " << word;
+    EXPECT_EQ(M->staleGroups(), 0);
+  }
+
+  // A transfer in every group (no group named) keeps every group running.
+  M.reset(new Machine);
+  ASSERT_TRUE(parseProgram("d set $lr0 1 0000000000000005\n"
+                           "#pragma mncc kernel\n"
+                           "lpassa $lr0 $lr4\n"
+                           "mvp/n64 $lc20@.1 $p10\n",
+                           "t.vsm", program, error))
+      << error.str();
+  ASSERT_TRUE(M->run(program, nullptr, error)) << error.str();
+  EXPECT_EQ(grf0(3 * PesPerGroup, 4), 5u);
+  EXPECT_EQ(M->staleGroups(), 0);
+}
+
 TEST_F(EmuMachine, MvrIntoTheDramsSplitsEachUnitOverTheGroups) {
   // Manual 3.5.8.21: each 64 long words reduced over the eight L2BMs go 16
   // to each group's DRAM: long word 16g + o of unit i to DRAM g at

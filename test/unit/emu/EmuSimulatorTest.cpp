@@ -86,6 +86,50 @@ TEST(EmuSimulator, StagesRunsAndReadsBackInBulk) {
   EXPECT_EQ(sim.runs(), 1u);
 }
 
+// A kernel whose transfers read group 0's L2BMs only leaves the other groups'
+// PE work out (docs/target/mncore2.md S39): their on-chip memories are then
+// refused, DRAM and group 0 read as ever; with skipping off, and after
+// a reset, every group is computed (and readable) again.
+TEST(EmuSimulator, RefusesOnChipStateALeftOutGroupDidNotCompute) {
+  Simulator sim;
+  std::string error;
+  ASSERT_TRUE(sim.load("#pragma mncc kernel\n"
+                       "ladd $lm0v $lr0v $ln0v\n"
+                       "mvp/n64 $lc512@0.0 $p0@0\n",
+                       "kernel.vsm", error))
+      << error;
+  const uint64_t grf0[4] = {1, 2, 3, 4};
+  ASSERT_TRUE(sim.write({Space::GRF0, AllInstances, 0, 4}, grf0, error,
+                        /*broadcast=*/true))
+      << error;
+  ASSERT_TRUE(sim.run(error)) << error;
+  constexpr unsigned PesPerGroup = NumPes / NumGroups;
+  uint64_t lm1[4];
+  ASSERT_TRUE(sim.read({Space::LM1, 5, 0, 4}, lm1, error)) << error;
+  EXPECT_EQ(lm1[3], 4u);
+  EXPECT_FALSE(sim.read({Space::LM1, PesPerGroup + 5, 0, 4}, lm1, error));
+  EXPECT_NE(error.find("LM1 of group 1 was not computed"), std::string::npos)
+      << error;
+  std::vector<uint64_t> all(size_t(NumPes) * 4);
+  EXPECT_FALSE(sim.read({Space::LM1, AllInstances, 0, 4}, all.data(), error));
+  uint64_t l2bm[4];
+  EXPECT_FALSE(sim.read({Space::L2BM, 7, 0, 4}, l2bm, error));
+  EXPECT_TRUE(sim.read({Space::L2BM, 1, 0, 4}, l2bm, error)) << error;
+  uint64_t dram[4];
+  EXPECT_TRUE(sim.read({Space::DRAM, 3, 0, 4}, dram, error)) << error;
+
+  sim.setSkipIdleGroups(false);
+  sim.reset();
+  ASSERT_TRUE(sim.write({Space::GRF0, AllInstances, 0, 4}, grf0, error,
+                        /*broadcast=*/true))
+      << error;
+  ASSERT_TRUE(sim.run(error)) << error;
+  ASSERT_TRUE(sim.read({Space::LM1, AllInstances, 0, 4}, all.data(), error))
+      << error;
+  for (unsigned group = 0; group < NumGroups; ++group)
+    EXPECT_EQ(all[size_t(group * PesPerGroup + 5) * 4 + 3], 4u) << group;
+}
+
 TEST(EmuSimulator, RunsManyTimesWithOrWithoutReset) {
   Simulator sim;
   std::string error;

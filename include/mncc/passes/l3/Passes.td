@@ -116,8 +116,9 @@ def LinkProgram : Pass<"mncc-link-program", "mlir::ModuleOp"> {
   let summary = "Joins the kernels' assembly into one program";
   let description = [{
     Concatenates the kernels' assembly in schedule order, each preceded by a
-    comment naming its graph node, into one `l3.program`: the program.vsm of
-    the codegen_dir. A host node is a `# host node ...` line between the
+    comment naming its graph node and a `#pragma mncc kernel` line (the
+    kernel is self-contained, docs/codegen.md C1), into one `l3.program`:
+    the program.vsm of the codegen_dir. A host node is a `# host node ...` line between the
     device programs. With `use-merge` (CODEGEN_USE_MERGE) the instruction
     streams of consecutive kernels would be merged (L1Merge); until that
     exists the kernels are concatenated.
