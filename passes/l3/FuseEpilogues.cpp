@@ -104,38 +104,31 @@ public:
         ++uses[alias.getAttr()];
     });
 
-    // First the Casts into the Adds that read them, so that the Relu
-    // after such an Add then folds into the cast-add kernel.
-    SmallVector<l3::KernelOp> adds;
-    module.walk([&](l3::KernelOp kernel) {
-      if (kernel.getOpType() == "Add" && kernel.getGenerator() &&
-          kernel.getGenerator() != l3::kHostGenerator)
-        adds.push_back(kernel);
-    });
-    for (l3::KernelOp add : adds)
-      folder.tryFoldWidening(add, symbols, builder);
-
-    for (StringRef opType : {"Relu", "Clip"}) {
-      SmallVector<l3::KernelOp> consumers;
+    // The device kernels of an operator, collected before a fold changes
+    // the schedule.
+    auto deviceKernels = [&](StringRef opType) {
+      SmallVector<l3::KernelOp> kernels;
       module.walk([&](l3::KernelOp kernel) {
         if (kernel.getOpType() == opType && kernel.getGenerator() &&
             kernel.getGenerator() != l3::kHostGenerator)
-          consumers.push_back(kernel);
+          kernels.push_back(kernel);
       });
-      for (l3::KernelOp consumer : consumers)
+      return kernels;
+    };
+
+    // First the Casts into the Adds that read them, so that the Relu
+    // after such an Add then folds into the cast-add kernel.
+    for (l3::KernelOp add : deviceKernels("Add"))
+      folder.tryFoldWidening(add, symbols, builder);
+
+    for (StringRef opType : {"Relu", "Clip"})
+      for (l3::KernelOp consumer : deviceKernels(opType))
         if (failed(folder.tryFold(consumer, symbols, builder)))
           return signalPassFailure();
-    }
 
     // Last the Casts of a result into the kernel that computes it, after
     // the activations (the Cast reads the clamped result).
-    SmallVector<l3::KernelOp> casts;
-    module.walk([&](l3::KernelOp kernel) {
-      if (kernel.getOpType() == "Cast" && kernel.getGenerator() &&
-          kernel.getGenerator() != l3::kHostGenerator)
-        casts.push_back(kernel);
-    });
-    for (l3::KernelOp cast : casts)
+    for (l3::KernelOp cast : deviceKernels("Cast"))
       folder.tryFoldNarrowing(cast, builder);
   }
 };
@@ -230,7 +223,8 @@ LogicalResult Folder::tryFold(l3::KernelOp consumer, SymbolTable &symbols,
 /// Folds a device Cast from half to single into the Add that alone reads
 /// its result, when the cast-add kernel takes the Add with the Cast's half
 /// source instead (docs/codegen.md V8): the Cast's pass over the tensor in
-/// DRAM, and the Add's read of its single result, go.
+/// DRAM, and the Add's read of its single result, go. Both operands may
+/// fold (V10).
 void Folder::tryFoldWidening(l3::KernelOp add, SymbolTable &symbols,
                              Builder &builder) {
   const KernelGenerator *castAdd = findGeneratorByName("cast-add");
@@ -270,7 +264,8 @@ void Folder::tryFoldWidening(l3::KernelOp add, SymbolTable &symbols,
     symbols.erase(buffer);
     uses.erase(between);
     writers.erase(between);
-    return;
+    // The other operand may be a widened half too (a downsampling
+    // convolution's result, V10).
   }
 }
 

@@ -60,6 +60,9 @@ constexpr int64_t kNarrowedL1bm = 2048;
 constexpr int64_t kNarrowedLm = 512;
 constexpr int64_t kNarrowingShift = 24;
 constexpr int64_t kNarrowingCycles = 12;
+/// A half addend widened (V10): GRF1 long word of its singles (not LM1,
+/// which holds the widened source: one read a memory and step).
+constexpr int64_t kWidenedAddendGrf1 = 64;
 
 /// LM0 words of source read per result long word, per cycle of a step
 /// (the T table's stride), and the expression pattern.
@@ -278,6 +281,8 @@ protected:
     std::optional<KernelActivation> activation;
     /// A second result: the sum rounded to half, in this form (V9).
     std::optional<DramForm> narrowed;
+    /// The other operand is half too, widened as the source is (V10).
+    bool widened() const { return form.type == DeviceType::Half; }
   };
 
   bool emitConversion(const KernelRequest &request, const Conversion &c,
@@ -302,9 +307,13 @@ protected:
     // move while the PEs work on this one (V7).
     // A cast-add's half copy takes half a result buffer more.
     bool narrows = addend && addend->narrowed;
+    bool bothHalf = addend && addend->widened();
+    // Per result long word a pass: the source, the result, the addend
+    // (single, or half as the source), the half copy; all twice.
+    int64_t addendShare = !addend ? 0 : bothHalf ? 2 * c.num : 2 * c.den;
     int64_t l2bPerPass =
         kPesPerL1b * kL1bsPerL2b *
-        (2 * c.num + c.den * (addend ? 4 : 2) + (narrows ? c.den : 0)) / c.den;
+        (2 * c.num + 2 * c.den + addendShare + (narrows ? c.den : 0)) / c.den;
     // The half copy takes four long words a step: its passes and shares
     // are whole multiples of eight result long words.
     int64_t align = narrows ? 8 : 4;
@@ -316,7 +325,9 @@ protected:
     description.generator = name();
     description.variant =
         std::string(c.name) + ", " +
-        (addend ? std::string("added to a single operand, ") : "") +
+        (bothHalf ? std::string("added to a widened half operand, ")
+         : addend ? std::string("added to a single operand, ")
+                  : "") +
         std::to_string(result.peLongWords()) + " result long words per PE" +
         (addend && addend->activation ? ", then " + addend->activation->opType
                                       : "") +
@@ -437,16 +448,25 @@ protected:
     // A cast-add's single operand: in the result's spread, through two
     // more L2BM buffers, the L1BM past the source and LM0 past the
     // broadcast.
+    // A half addend: in the source's spread, broadcast like it.
     std::optional<AlignedSpread> addendSpread;
-    if (addend)
+    if (addend && !bothHalf)
       addendSpread.emplace(addend->form, align);
+    int64_t addendBuffer = bothHalf ? sourceBuffer : resultBuffer;
     auto addendAt = [&](int64_t index) {
-      return 2 * sourceBuffer + 2 * resultBuffer + (index % 2) * resultBuffer;
+      return 2 * sourceBuffer + 2 * resultBuffer + (index % 2) * addendBuffer;
+    };
+    auto addendRangesOf = [&](int64_t first, int64_t count) {
+      if (!bothHalf)
+        return addendSpread->rangesOf(first, count);
+      L1bRanges ranges = sourceRanges(first);
+      ranges.base = addend->form.base + (ranges.base - x.base);
+      return ranges;
     };
     // The half copy: half a result buffer each, past the addends; its
     // block address is half the result's (same rows, half the long words).
     auto narrowedAt = [&](int64_t index) {
-      return 2 * sourceBuffer + 4 * resultBuffer +
+      return 2 * sourceBuffer + 2 * resultBuffer + 2 * addendBuffer +
              (index % 2) * (resultBuffer / 2);
     };
     auto narrowedRanges = [&](int64_t first, int64_t count) {
@@ -462,10 +482,9 @@ protected:
     auto startPass = [&](int64_t first, int64_t index) {
       std::vector<unsigned> tags =
           emitDramToL2bm(out, sourceRanges(first), sourceAt(index));
-      if (addendSpread)
-        for (unsigned tag :
-             emitDramToL2bm(out, addendSpread->rangesOf(first, passCount(first)),
-                            addendAt(index)))
+      if (addend)
+        for (unsigned tag : emitDramToL2bm(
+                 out, addendRangesOf(first, passCount(first)), addendAt(index)))
           tags.push_back(tag);
       return tags;
     };
@@ -485,11 +504,15 @@ protected:
       emitL2bmToL1bm(out, ranges, 0, sourceAt(index));
       emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
                    ranges.longWords);
-      if (addendSpread) {
-        L1bRanges addendRanges = addendSpread->rangesOf(first, count);
+      if (addend) {
+        L1bRanges addendRanges = addendRangesOf(first, count);
         emitL2bmToL1bm(out, addendRanges, kAddendL1bm, addendAt(index));
-        emitL1bmToPe(out, Spread::AllPes, kAddendL1bm, PeMemory::LM0,
-                     kAddendLm, count);
+        if (bothHalf)
+          emitL1bmToPe(out, Spread::PeBroadcast, kAddendL1bm, PeMemory::LM0,
+                       kAddendLm, addendRanges.longWords);
+        else
+          emitL1bmToPe(out, Spread::AllPes, kAddendL1bm, PeMemory::LM0,
+                       kAddendLm, count);
       }
       sourceTags = std::move(nextTags);
       // Step s makes result long words 4 s .. 4 s + 3 (one a cycle).
@@ -531,6 +554,13 @@ protected:
         for (int64_t s = 0; s < steps; ++s)
           out.step({std::string(op) + " " + source(s, 0, false) + "e " +
                     peOperand(PeMemory::LM1, Width::Long, 8 * s)});
+        // A half addend the same way, from its broadcast past the source's.
+        if (bothHalf)
+          for (int64_t s = 0; s < steps; ++s)
+            out.step({std::string(op) + " " + source(s, 2 * kAddendLm, false) +
+                      "e " +
+                      peOperand(PeMemory::GRF1, Width::Long,
+                                2 * kWidenedAddendGrf1 + 8 * s)});
       } else {
         // Both halves of the word to singles (GRF1), the PE's own one to
         // the top, then to double. Phase by phase: every phase is at least
@@ -557,8 +587,11 @@ protected:
         std::vector<std::string> values;
         for (int64_t s = 0; s < steps; ++s) {
           std::string converted = peOperand(PeMemory::LM1, Width::Long, 8 * s);
-          std::string other =
-              peOperand(PeMemory::LM0, Width::Long, 2 * (kAddendLm + 4 * s));
+          std::string other = bothHalf
+                                  ? peOperand(PeMemory::GRF1, Width::Long,
+                                              2 * (kWidenedAddendGrf1 + 4 * s))
+                                  : peOperand(PeMemory::LM0, Width::Long,
+                                              2 * (kAddendLm + 4 * s));
           for (const std::string &expression : single.mauSteps(
                    "vadd",
                    addend->first ? std::vector<std::string>{other, converted}
@@ -805,15 +838,18 @@ private:
     int half = request.inputs[0].form.type == DeviceType::Half   ? 0
                : request.inputs[1].form.type == DeviceType::Half ? 1
                                                                   : -1;
+    DeviceType otherType =
+        half < 0 ? DeviceType::Single : request.inputs[1 - half].form.type;
     if (y.type != DeviceType::Single || half < 0 ||
-        request.inputs[1 - half].form.type != DeviceType::Single) {
-      whyNot = "a half and a single operand into a single result only";
+        (otherType != DeviceType::Single && otherType != DeviceType::Half)) {
+      whyNot = "a half and a single or half operand into a single result only";
       return false;
     }
     const DramForm &x = request.inputs[half].form;
     const DramForm &other = request.inputs[1 - half].form;
     if (other.shape != y.shape || other.order != y.order ||
-        other.groups != y.groups || x.innerPadded() != y.innerPadded()) {
+        other.groups != y.groups || x.innerPadded() != y.innerPadded() ||
+        other.innerPadded() != y.innerPadded()) {
       whyNot = "operands of different shapes, orders, groups or row padding";
       return false;
     }

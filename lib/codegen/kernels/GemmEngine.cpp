@@ -1108,6 +1108,53 @@ int64_t accAt(const Plan &p, int64_t ti, int64_t row) {
   return p.accBase + (ti * p.accRowsPad + row) * p.unit->accPeLongWords;
 }
 
+/// A step of block-float conversions in place: `cycles` LM0 slots from
+/// `first` (relative to the MAB's base address), one a cycle.
+struct BfnRun {
+  int64_t first = 0;
+  int cycles = 4;
+};
+
+/// The runs that cover the LM0 slots a MAB's products read in a phase
+/// (relative to its base, the T offset of its first row), each once, a
+/// run's last cycles left out where they would pass its last such slot;
+/// empty when that is no fewer steps than the whole image (aEnd slots),
+/// or when some MAB's runs would reach the bias quads or the slots kept
+/// free.
+std::vector<BfnRun> ownBfnRuns(const Plan &p, const AImage &image, int64_t kcs,
+                               int64_t aEnd) {
+  std::vector<int64_t> needed;
+  for (int64_t j = 0; j < p.mabRows; ++j)
+    for (int64_t k = 0; k < kcs; ++k)
+      needed.push_back(j * p.rowStep * p.rowStride + image.kcSlot[size_t(k)]);
+  std::sort(needed.begin(), needed.end());
+  std::vector<BfnRun> runs;
+  for (int64_t s : needed) {
+    if (!runs.empty() && s < runs.back().first + 4) {
+      runs.back().cycles = int(s - runs.back().first) + 1;
+      continue;
+    }
+    runs.push_back({s, 1});
+  }
+  if (runs.empty() || int64_t(runs.size()) >= ceilDiv(aEnd, 4))
+    return {};
+  int64_t last = runs.back().first + runs.back().cycles - 1;
+  int64_t limit =
+      p.spec->bias.kind != BiasSpec::Kind::None ? p.biasBase : kLm0Slots;
+  // L1Bs past the active ones compute rows nobody stores.
+  unsigned l1bs = p.l1bMode == L1bMode::Stripe ? 8 : p.activeL1bs;
+  for (unsigned k = 0; k < l1bs; ++k)
+    for (unsigned m = 0; m < 16; ++m) {
+      int64_t base = (p.distinct ? 0 : p.rowOffL1b[k]) * p.rowStride +
+                     p.rowOffMab[m] * p.rowStride;
+      // The base address register holds the low 12 bits of a word
+      // address.
+      if (base + last >= limit || 2 * base >= 4096)
+        return {};
+    }
+  return runs;
+}
+
 /// The T offset tables (words) of an image read by rows (perRow slots a
 /// row) and by tiles (perTile slots a tile).
 void offsetTables(const Plan &p, std::vector<int64_t> &l1b,
@@ -1652,10 +1699,32 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
         transposeImage(out, u, full.transpose);
         aEnd = 0;
       }
+      // The K-chunk slots of this phase's image.
+      AImage image;
+      spec.a->image(unitFirstRow(p, c, 0, 0), rowsPerL2b(p),
+                    phase * p.kcPerPhase, p.kcPerPhase, image);
       std::string bfn = std::string(1, u.prefix) + "bfn ";
-      for (int64_t s = 0; s < aEnd; s += 4)
-        out.step({bfn + lwRun(PeMemory::LM0, s) + " " +
-                  lwRun(PeMemory::LM0, s)});
+      int64_t kcs = std::min(p.kcPerPhase, p.kc - phase * p.kcPerPhase);
+      std::vector<BfnRun> own = ownBfnRuns(p, image, kcs, aEnd);
+      if (!own.empty()) {
+        // Only the slots the MAB's own products read, at its base address
+        // (the T offset of its first row): a quarter of the image when four
+        // MABs share each row (X16).
+        out.step({"lpassa " + lwFixed(PeMemory::GRF1, kTaLw) + " $mb"});
+        out.nop(2);
+        static const char *const kFirstCycles[] = {"", "/1000", "/1100",
+                                                   "/1110", ""};
+        for (const BfnRun &run : own)
+          out.step({bfn + lwRun(PeMemory::LM0, run.first) + " " +
+                    lwRun(PeMemory::LM0, run.first) +
+                    kFirstCycles[run.cycles]});
+        out.step({"zero $mb"});
+        out.nop(2);
+      } else {
+        for (int64_t s = 0; s < aEnd; s += 4)
+          out.step(
+              {bfn + lwRun(PeMemory::LM0, s) + " " + lwRun(PeMemory::LM0, s)});
+      }
       if (p.biasMatrixPath && phase == 0)
         for (int64_t s = p.biasBase; s < bEnd; s += 4)
           out.step({bfn + lwRun(PeMemory::LM0, s) + " " +
@@ -1672,15 +1741,10 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
         }
       }
       setup.loadT(kTaLw);
-      // The K-chunk slots of this phase's image.
-      AImage image;
-      spec.a->image(unitFirstRow(p, c, 0, 0), rowsPerL2b(p),
-                    phase * p.kcPerPhase, p.kcPerPhase, image);
       ProductSchedule schedule(0);
       int64_t regFree[2] = {0, 0};
       std::map<int64_t, int64_t> accReady;
       int load = 0;
-      int64_t kcs = std::min(p.kcPerPhase, p.kc - phase * p.kcPerPhase);
       for (int64_t ti = 0; ti < p.tilesPerMab; ++ti)
         for (int64_t k = 0; k < kcs; ++k, ++load) {
           int which = load % 2;

@@ -253,6 +253,8 @@ struct CastAddCase {
   bool relu = false;
   /// A second result: the sum rounded to half (a Cast folded in, V9).
   bool halfCopy = false;
+  /// The other operand half as well (both Casts folded in, V10).
+  bool bothHalf = false;
 };
 
 void PrintTo(const CastAddCase &c, std::ostream *os) { *os << c.name; }
@@ -270,7 +272,7 @@ TEST_P(CastAddKernel, AddsTheWidenedHalfExactly) {
   request.inputs[c.singleFirst ? 1 : 0].form =
       DramForm::canonical(D::Half, c.shape, c.order);
   request.inputs[c.singleFirst ? 0 : 1].form =
-      DramForm::canonical(D::Single, c.shape, c.order);
+      DramForm::canonical(c.bothHalf ? D::Half : D::Single, c.shape, c.order);
   request.outputs[0].form = DramForm::canonical(D::Single, c.shape, c.order);
   if (c.relu)
     request.activation = KernelActivation{
@@ -297,9 +299,20 @@ TEST_P(CastAddKernel, AddsTheWidenedHalfExactly) {
   reference::Tensor rounded(reference::DType::Float32, c.shape);
   ASSERT_TRUE(deviceToHost(D::Half, packed.data(), reference::DType::Float32,
                            rounded.raw(), n));
+  // A half other operand is the host's rounding of it.
+  reference::Tensor other = single;
+  if (c.bothHalf) {
+    ASSERT_TRUE(hostToDevice(reference::DType::Float32, single.raw(), D::Half,
+                             packed.data(), n));
+    ASSERT_TRUE(deviceToHost(D::Half, packed.data(), reference::DType::Float32,
+                             other.raw(), n));
+    EXPECT_NE(run.description.variant.find("widened half operand"),
+              std::string::npos)
+        << run.description.variant;
+  }
   reference::Tensor expected(reference::DType::Float32, c.shape);
   for (int64_t i = 0; i < n; ++i) {
-    float sum = rounded.data<float>()[i] + single.data<float>()[i];
+    float sum = rounded.data<float>()[i] + other.data<float>()[i];
     expected.data<float>()[i] = c.relu && sum < 0 ? 0.0f : sum;
   }
   Comparison comparison = compareTensors(run.outputs[0], expected, 0, 0);
@@ -342,8 +355,26 @@ INSTANTIATE_TEST_SUITE_P(
             "copy_resnet_layer3", {1, 1024, 14, 14}, kNhwc, true, true, true},
         CastAddCase{"copy_batch8", {8, 64, 8, 8}, kNhwc, true, false, true},
         CastAddCase{"copy_small", {3, 4, 32}, {}, false, false, true},
+        CastAddCase{"copy_rows_of_48", {2, 48, 7, 5}, kNhwc, false, true, true},
+        // Both operands half: a ResNet block's downsampling convolution's
+        // result widened as well, with and without the half copy.
+        CastAddCase{"halves_resnet_layer1",
+                    {1, 256, 56, 56},
+                    kNhwc,
+                    false,
+                    true,
+                    true,
+                    true},
+        CastAddCase{"halves_resnet_layer2",
+                    {1, 512, 28, 28},
+                    kNhwc,
+                    true,
+                    true,
+                    false,
+                    true},
         CastAddCase{
-            "copy_rows_of_48", {2, 48, 7, 5}, kNhwc, false, true, true}),
+            "halves_batch8", {8, 64, 8, 8}, kNhwc, false, false, true, true},
+        CastAddCase{"halves_small", {3, 4, 32}, {}, true, false, false, true}),
     [](const ::testing::TestParamInfo<CastAddCase> &info) {
       return info.param.name;
     });

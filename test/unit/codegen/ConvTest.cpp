@@ -96,8 +96,8 @@ reference::Tensor referenceOf(const ConvCase &c,
 }
 
 /// Emits the case's Conv, runs it on random memory and compares with
-/// pfvm:cpu.
-void expectMatchesTheReference(const ConvCase &c) {
+/// pfvm:cpu; the run into *kept when asked.
+void expectMatchesTheReference(const ConvCase &c, KernelRun *kept = nullptr) {
   std::vector<reference::Tensor> inputs = {
       deviceRounded(randomTensor(c.x, 21), c.type),
       deviceRounded(randomTensor(c.w, 22), c.type)};
@@ -152,6 +152,8 @@ void expectMatchesTheReference(const ConvCase &c) {
                 run.description.variant.c_str());
   EXPECT_TRUE(cmp.within) << cmp.firstMismatch << " (max abs " << cmp.maxAbs
                           << ") " << run.description.variant;
+  if (kept)
+    *kept = std::move(run);
 }
 
 class ConvKernel : public ::testing::TestWithParam<ConvCase> {};
@@ -376,6 +378,43 @@ INSTANTIATE_TEST_SUITE_P(
 // of the key's fields is planned anew (reusing the other's plan would load
 // images that do not lie out as planned, or misplace rows) and still
 // matches the reference.
+// X16: where four or two MABs share each row (64 or 128 output channels,
+// 4 or 8 N-tiles), or the L1Bs share one image of all their rows (ResNet's
+// first convolution over packed taps), every MAB block-floats only the
+// image slots its own products read, at its base address ($mb); with 256
+// channels in per-L1B images every MAB reads every row of its image and
+// the whole image is converted. The results match the reference either
+// way.
+TEST(ConvOwnRows, BlockFloatsOnlyTheSlotsEachMabReads) {
+  struct Expected {
+    ConvCase c;
+    bool ownRows;
+  };
+  ConvCase packedConv1 =
+      packed(with(conv("own_rows_resnet_conv1", {1, 3, 224, 224}, {64, 3, 7, 7},
+                       H, {3, 3, 3, 3}, {2, 2}),
+                  1, true));
+  for (const Expected &e :
+       {Expected{conv("own_rows_64", {1, 64, 28, 28}, {64, 64, 3, 3}, H,
+                      {1, 1, 1, 1}),
+                 true},
+        Expected{conv("own_rows_128", {1, 64, 14, 14}, {128, 64, 3, 3}, H,
+                      {1, 1, 1, 1}),
+                 true},
+        Expected{packedConv1, true},
+        Expected{conv("every_row_256", {1, 64, 14, 14}, {256, 64, 1, 1}, H),
+                 false}}) {
+    SCOPED_TRACE(e.c.name);
+    KernelRun run;
+    expectMatchesTheReference(e.c, &run);
+    size_t bases = 0;
+    for (size_t at = run.program.find("$mb"); at != std::string::npos;
+         at = run.program.find("$mb", at + 1))
+      ++bases;
+    EXPECT_EQ(bases > 0, e.ownRows) << run.description.variant;
+  }
+}
+
 TEST(ConvPlanCache, PlansAnewWhenAKeyFieldDiffers) {
   ConvCase base =
       conv("cache_base_half", {2, 8, 9, 9}, {16, 8, 3, 3}, H, {1, 1, 1, 1});
