@@ -304,12 +304,11 @@ protected:
     // Result long words per PE and pass: whole MV units of source, and
     // the L2BM of an L2B holding two passes' sources and two passes'
     // results, so that the next pass's source and the last pass's result
-    // move while the PEs work on this one (V7).
-    // A cast-add's half copy takes half a result buffer more.
+    // move while the PEs work on this one (V7). Per result long word of a
+    // pass: the source, the result, a cast-add's addend (single, or half as
+    // the source) and its half copy; all twice.
     bool narrows = addend && addend->narrowed;
     bool bothHalf = addend && addend->widened();
-    // Per result long word a pass: the source, the result, the addend
-    // (single, or half as the source), the half copy; all twice.
     int64_t addendShare = !addend ? 0 : bothHalf ? 2 * c.num : 2 * c.den;
     int64_t l2bPerPass =
         kPesPerL1b * kL1bsPerL2b *
@@ -343,10 +342,33 @@ protected:
       std::snprintf(payload, sizeof payload, "ui\"0x%08x\"", bits);
       out.step({std::string("imm ") + payload + " " + to});
     };
-    imm(c.shl ? c.shl : c.shr, peOperand(PeMemory::GRF0, Width::Long, 0, 0));
-    for (int64_t cycle = 0; cycle < 4; ++cycle)
-      imm(uint32_t(cycle * c.cycleWords),
-          peOperand(PeMemory::GRF1, Width::Long, 2 * cycle, 0));
+    // A conversion's T table is built from its shift of $peid (GRF0 long
+    // word shiftLw, the shifted $peid in the next) and its cycles' offsets
+    // (GRF1 long words cycleLw to cycleLw + 3).
+    auto tableInputs = [&](const Conversion &conv, int64_t shiftLw,
+                           int64_t cycleLw) {
+      imm(conv.shl ? conv.shl : conv.shr,
+          peOperand(PeMemory::GRF0, Width::Long, 2 * shiftLw, 0));
+      for (int64_t cycle = 0; cycle < 4; ++cycle)
+        imm(uint32_t(cycle * conv.cycleWords),
+            peOperand(PeMemory::GRF1, Width::Long, 2 * (cycleLw + cycle), 0));
+    };
+    auto shiftPeid = [&](const Conversion &conv, int64_t shiftLw) {
+      out.step({std::string(conv.shl ? "ilsl" : "ilsr") + " $peid " +
+                peOperand(PeMemory::GRF0, Width::Long, 2 * shiftLw, 0) + " " +
+                peOperand(PeMemory::GRF0, Width::Long, 2 * (shiftLw + 1), 0)});
+    };
+    auto addCycles = [&](int64_t shiftLw, int64_t cycleLw,
+                         const std::string &to) {
+      out.step({"iadd " +
+                peOperand(PeMemory::GRF0, Width::Long, 2 * (shiftLw + 1), 0) +
+                " " +
+                peOperandFlat(PeMemory::GRF1, Width::Long,
+                              {2 * cycleLw, 2 * cycleLw + 2, 2 * cycleLw + 4,
+                               2 * cycleLw + 6}) +
+                " " + to});
+    };
+    tableInputs(c, 0, 0);
     // Half to double: PEs of odd q take the low single of their word; 1
     // and 5 as 64-bit lanes (GRF0 and GRF1 long word 4).
     bool parity = c.from == DeviceType::Half && c.to == DeviceType::Double;
@@ -357,9 +379,7 @@ protected:
       imm(5, peOperand(PeMemory::GRF1, Width::Word, 9, 0));
     }
     out.nop();
-    out.step({std::string(c.shl ? "ilsl" : "ilsr") + " $peid " +
-              peOperand(PeMemory::GRF0, Width::Long, 0, 0) + " " +
-              peOperand(PeMemory::GRF0, Width::Long, 2, 0)});
+    shiftPeid(c, 0);
     if (parity)
       out.step({"land $peid " + peOperand(PeMemory::GRF0, Width::Long, 8, 0) +
                 " " + peOperand(PeMemory::GRF0, Width::Long, 16, 0)});
@@ -369,37 +389,17 @@ protected:
     if (narrows) {
       if (!conversionOf(DeviceType::Single, DeviceType::Half, narrowing, error))
         return false;
-      imm(narrowing.shl,
-          peOperand(PeMemory::GRF0, Width::Long, 2 * kNarrowingShift, 0));
-      for (int64_t cycle = 0; cycle < 4; ++cycle)
-        imm(uint32_t(cycle * narrowing.cycleWords),
-            peOperand(PeMemory::GRF1, Width::Long,
-                      2 * (kNarrowingCycles + cycle), 0));
+      tableInputs(narrowing, kNarrowingShift, kNarrowingCycles);
       out.nop();
-      out.step({"ilsl $peid " +
-                peOperand(PeMemory::GRF0, Width::Long, 2 * kNarrowingShift, 0) +
-                " " +
-                peOperand(PeMemory::GRF0, Width::Long,
-                          2 * (kNarrowingShift + 1), 0)});
+      shiftPeid(narrowing, kNarrowingShift);
     }
     out.nop();
-    auto cycleTable = [](int64_t longWord) {
-      return peOperandFlat(
-          PeMemory::GRF1, Width::Long,
-          {2 * longWord, 2 * longWord + 2, 2 * longWord + 4, 2 * longWord + 6});
-    };
-    out.step({"iadd " + peOperand(PeMemory::GRF0, Width::Long, 2, 0) + " " +
-              cycleTable(0) + " $t"});
+    addCycles(0, 0, "$t");
     if (narrows) {
       // Both tables kept, T reloaded from them in every pass.
-      out.step({"iadd " + peOperand(PeMemory::GRF0, Width::Long, 2, 0) + " " +
-                cycleTable(0) + " " +
-                peOperand(PeMemory::GRF0, Width::Long, 2 * kWideningT)});
-      out.step({"iadd " +
-                peOperand(PeMemory::GRF0, Width::Long,
-                          2 * (kNarrowingShift + 1), 0) +
-                " " + cycleTable(kNarrowingCycles) + " " +
-                peOperand(PeMemory::GRF0, Width::Long, 2 * kNarrowingT)});
+      addCycles(0, 0, peOperand(PeMemory::GRF0, Width::Long, 2 * kWideningT));
+      addCycles(kNarrowingShift, kNarrowingCycles,
+                peOperand(PeMemory::GRF0, Width::Long, 2 * kNarrowingT));
     }
     auto loadT = [&](int64_t table) {
       out.step({"lpassa " + peOperand(PeMemory::GRF0, Width::Long, 2 * table) +

@@ -89,6 +89,19 @@ struct Geometry {
   int64_t taps() const { return kh * kw; }
 };
 
+/// The strides, dilations, output extent and leading pads of a pool's or
+/// a convolution's window (PoolWindow2d, ConvWindow2d).
+template <typename Window> void takeWindow(Geometry &g, const Window &window) {
+  g.sh = window.strideH;
+  g.sw = window.strideW;
+  g.dh = window.dilH;
+  g.dw = window.dilW;
+  g.oh = window.oh;
+  g.ow = window.ow;
+  g.padTop = window.padTop;
+  g.padLeft = window.padLeft;
+}
+
 /// A MaxPool of X and Y in one floating format, NHWC (D10).
 bool analyseMaxPool(const KernelRequest &r, Geometry &g, std::string &whyNot) {
   g.maxPool = true;
@@ -120,14 +133,7 @@ bool analyseMaxPool(const KernelRequest &r, Geometry &g, std::string &whyNot) {
     return false;
   g.kh = window.kh;
   g.kw = window.kw;
-  g.sh = window.strideH;
-  g.sw = window.strideW;
-  g.dh = window.dilH;
-  g.dw = window.dilW;
-  g.oh = window.oh;
-  g.ow = window.ow;
-  g.padTop = window.padTop;
-  g.padLeft = window.padLeft;
+  takeWindow(g, window);
   if (y.shape != std::vector<int64_t>{g.n, g.c, g.oh, g.ow}) {
     whyNot = "Y's shape is not the pool's output";
     return false;
@@ -183,14 +189,7 @@ bool analyse(const KernelRequest &r, Geometry &g, std::string &whyNot) {
   ConvWindow2d window;
   if (!convWindow2d(r, g.h, g.w, g.kh, g.kw, window, whyNot))
     return false;
-  g.sh = window.strideH;
-  g.sw = window.strideW;
-  g.dh = window.dilH;
-  g.dw = window.dilW;
-  g.oh = window.oh;
-  g.ow = window.ow;
-  g.padTop = window.padTop;
-  g.padLeft = window.padLeft;
+  takeWindow(g, window);
   if (y.shape != std::vector<int64_t>{g.n, g.c, g.oh, g.ow}) {
     whyNot = "an output shape Conv does not give";
     return false;
