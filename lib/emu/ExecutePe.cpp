@@ -1207,7 +1207,7 @@ void Machine::executeStep(const Statement &stmt) {
           auto *context = static_cast<Context *>(c);
           context->Self->executeActiveRanges(*context->Pending, range);
         },
-        &context);
+        &context, ActiveGroups);
   } else {
     // One chunk of PEs after the other (setStepChunk): read, compute and
     // write a chunk before the next, so that its result and operand rows

@@ -45,10 +45,9 @@ constexpr uint64_t DramPageSize = uint64_t(1) << DramPageBits;
 
 namespace {
 
-/// The step threads of each new Machine: one unless a tool sets more from
-/// MNCC_EMU_THREADS (setDefaultStepThreads): on the shared 2-core
-/// development machine, busy with other builds and runs, two threads ran
-/// SqueezeNet slower than one (docs/target/mncore2.md, "Speed").
+/// The step threads of each new Machine: one unless a tool sets more
+/// (setDefaultStepThreads; the tools take MNCC_EMU_THREADS, else two on a
+/// host of two CPUs: stepThreadsFromText).
 std::atomic<unsigned> DefaultStepThreads{1};
 
 /// Waits a moment inside a spin loop.
@@ -61,9 +60,10 @@ inline void spinPause() {
 }
 
 /// Pauses a helper spins for the next step before it sleeps, and the
-/// caller for the helpers before it yields: some microseconds, longer than
-/// the gap between two steps, short beside a time slice.
-constexpr unsigned HelperSpins = 1u << 10;
+/// caller for the helpers before it yields: under a millisecond, longer
+/// than the MV statements between two steps of a kernel (at 2^10, three
+/// steps in four of ResNet-50 found the helper asleep and ran alone).
+constexpr unsigned HelperSpins = 1u << 14;
 
 } // namespace
 
@@ -97,19 +97,25 @@ unsigned defaultStepThreads() {
 }
 
 unsigned stepThreadsFromText(const char *text) {
+  // Two where the host has two CPUs: a batch-1 kernel runs one group, two
+  // L2Bs, one a thread (ResNet-50 3.3 -> 2.8 s); more threads find no
+  // third L2B to run there, and the memories' bandwidth is shared anyway.
+  unsigned host =
+      std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
   if (!text)
-    return 1;
+    return host;
   char *end = nullptr;
   unsigned long count = std::strtoul(text, &end, 10);
-  return end != text && *end == '\0' && count > 0 ? unsigned(std::min(count, 64ul))
-                                                   : 1;
+  return end != text && *end == '\0' && count > 0
+             ? unsigned(std::min(count, 64ul))
+             : host;
 }
 
 Machine::~Machine() = default;
 
 void Machine::setStepThreads(unsigned count, bool fixedRanges) {
-  // Ranges of whole groups: 1, 2 or 4 threads.
-  unsigned wanted = count >= NumGroups ? NumGroups : count >= 2 ? 2 : 1;
+  // Ranges of whole L2Bs: 1 to 4 threads.
+  unsigned wanted = std::max(1u, std::min(count, 4u));
   Threads.reset();
   StepThreadCount = wanted;
   FixedStepRanges = fixedRanges;
@@ -145,15 +151,23 @@ StepThreads::~StepThreads() {
     helper.join();
 }
 
-PeRange StepThreads::rangeOf(unsigned index) const {
-  constexpr unsigned PesPerGroup = NumPes / NumGroups;
-  PeRange range;
-  range.Begin = index * NumGroups / Count * PesPerGroup;
-  range.End = (index + 1) * NumGroups / Count * PesPerGroup;
-  return range;
-}
-
-void StepThreads::run(void (*work)(void *, PeRange), void *context) {
+void StepThreads::run(void (*work)(void *, PeRange), void *context,
+                      uint8_t activeGroups) {
+  // Whole L2Bs: every exchange of a PE step stays inside one
+  // (Machine::executeStepRange), so L2Bs run independently.
+  constexpr unsigned PesPerL2b = NumPes / NumL2bs;
+  constexpr unsigned L2bsPerGroup = NumL2bs / NumGroups;
+  unsigned active[NumL2bs], activeCount = 0;
+  for (unsigned l2b = 0; l2b < NumL2bs; ++l2b)
+    if (activeGroups >> (l2b / L2bsPerGroup) & 1)
+      active[activeCount++] = l2b;
+  for (unsigned i = 0; i < Count; ++i) {
+    unsigned first = i * activeCount / Count;
+    unsigned last = (i + 1) * activeCount / Count;
+    Ranges[i] = first == last ? PeRange{0, 0}
+                              : PeRange{active[first] * PesPerL2b,
+                                        (active[last - 1] + 1) * PesPerL2b};
+  }
   if (!FixedRanges && SerialStepsLeft != 0) {
     // The helpers were late (the host is busy): the caller alone, with no
     // hand-over to pay for, the board as one range.

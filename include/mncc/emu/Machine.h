@@ -57,8 +57,8 @@ constexpr unsigned MaskEntries = target::MaskLowEntries;
 /// MNCC_EMU_THREADS (docs/options.md); the library reads no environment.
 void setDefaultStepThreads(unsigned count);
 unsigned defaultStepThreads();
-/// MNCC_EMU_THREADS's text as a thread count: a positive integer, else 1
-/// (null, empty or malformed text too).
+/// MNCC_EMU_THREADS's text as a thread count: a positive integer, else
+/// (null, empty or malformed text) 2 where the host has two CPUs, 1 on one.
 unsigned stepThreadsFromText(const char *text);
 
 /// PE index from its position in the hierarchy.
@@ -113,8 +113,7 @@ struct PeRange {
 /// the next one comes soon, then sleeps until woken.
 class StepThreads {
 public:
-  /// count threads in all, the caller's included: 2 or 4 (a divisor of
-  /// the groups, so that every range is whole groups).
+  /// count threads in all, the caller's included (2 to 4).
   /// fixedRanges: thread i always runs range i, and the caller never
   /// falls back to running alone (for tests, which must see the helpers
   /// run every step).
@@ -123,11 +122,14 @@ public:
   StepThreads(const StepThreads &) = delete;
   StepThreads &operator=(const StepThreads &) = delete;
   unsigned count() const { return Count; }
-  /// The range thread `index` runs: groups index * G / count onwards.
-  PeRange rangeOf(unsigned index) const;
+  /// The range thread `index` runs in the current step: whole L2Bs, the
+  /// active ones (`activeGroups`, bit g) shared out evenly in order, so
+  /// that a step on one group still runs on every thread. A range may
+  /// span inactive L2Bs between its active ones, or be empty.
+  PeRange rangeOf(unsigned index) const { return Ranges[index]; }
   /// Calls work(context, range) once for every range, on whichever
   /// thread claims it first, and returns when all have returned.
-  void run(void (*work)(void *, PeRange), void *context);
+  void run(void (*work)(void *, PeRange), void *context, uint8_t activeGroups);
 
 private:
   void helperLoop(unsigned index);
@@ -145,6 +147,8 @@ private:
   std::atomic<unsigned> Finished{0};
   void (*Work)(void *, PeRange) = nullptr;
   void *Context = nullptr;
+  static constexpr unsigned MaxThreads = 4;
+  PeRange Ranges[MaxThreads];
   std::atomic<bool> Stopping{false};
   std::mutex Mutex;
   /// The caller's view of how much the helpers help (run): steps of the

@@ -19,10 +19,13 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <dirent.h>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace mncc::emu;
@@ -259,25 +262,83 @@ TEST(EmuStepThreads, ChunksAreWholeL2bsThatTileTheBoard) {
   }
 }
 
-TEST(EmuStepThreads, CountsAreWholeGroups) {
+TEST(EmuStepThreads, CountsAreOneToFour) {
   Machine machine;
   for (unsigned asked : {0u, 1u, 2u, 3u, 4u, 9u}) {
     machine.setStepThreads(asked);
-    unsigned expected = asked >= 4 ? 4 : asked >= 2 ? 2 : 1;
+    unsigned expected = asked == 0 ? 1 : asked > 4 ? 4 : asked;
     EXPECT_EQ(machine.stepThreads(), expected) << asked;
   }
-  // The ranges of a count tile the board in order.
-  for (unsigned count : {2u, 4u}) {
-    StepThreads threads(count);
-    unsigned next = 0;
-    for (unsigned i = 0; i < count; ++i) {
+}
+
+// A step's ranges are whole L2Bs, the active groups' shared out in order,
+// so that a step on one group (a batch-1 kernel, docs/target/mncore2.md
+// S39) still runs on every thread.
+TEST(EmuStepThreads, RangesShareTheActiveL2bs) {
+  constexpr unsigned PesPerL2b = NumPes / NumL2bs;
+  struct Case {
+    unsigned Count;
+    uint8_t Groups;
+    std::vector<std::pair<unsigned, unsigned>> Ranges; // in L2Bs
+  };
+  const Case cases[] = {
+      {2, 0b1111, {{0, 4}, {4, 8}}},
+      {4, 0b1111, {{0, 2}, {2, 4}, {4, 6}, {6, 8}}},
+      {2, 0b0001, {{0, 1}, {1, 2}}},
+      {3, 0b0001, {{0, 0}, {0, 1}, {1, 2}}},
+      {2, 0b0101, {{0, 2}, {4, 6}}},
+      {2, 0b1000, {{6, 7}, {7, 8}}},
+      {2, 0b0000, {{0, 0}, {0, 0}}},
+  };
+  for (const Case &c : cases) {
+    StepThreads threads(c.Count, /*fixedRanges=*/true);
+    struct Seen {
+      std::mutex Lock;
+      std::vector<std::pair<unsigned, unsigned>> Ranges;
+    } seen;
+    threads.run(
+        [](void *context, PeRange range) {
+          auto *s = static_cast<Seen *>(context);
+          std::lock_guard<std::mutex> lock(s->Lock);
+          s->Ranges.emplace_back(range.Begin, range.End);
+        },
+        &seen, c.Groups);
+    std::sort(seen.Ranges.begin(), seen.Ranges.end());
+    std::vector<std::pair<unsigned, unsigned>> expected;
+    for (unsigned i = 0; i < c.Count; ++i) {
       PeRange range = threads.rangeOf(i);
-      EXPECT_EQ(range.Begin, next);
-      EXPECT_EQ(range.Begin % (NumPes / NumGroups), 0u);
-      next = range.End;
+      EXPECT_EQ(range.Begin, c.Ranges[i].first * PesPerL2b)
+          << c.Count << " " << int(c.Groups) << " " << i;
+      EXPECT_EQ(range.End, c.Ranges[i].first == c.Ranges[i].second
+                               ? 0
+                               : c.Ranges[i].second * PesPerL2b)
+          << c.Count << " " << int(c.Groups) << " " << i;
+      expected.emplace_back(range.Begin, range.End);
     }
-    EXPECT_EQ(next, NumPes);
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(seen.Ranges, expected); // each range run once
   }
+}
+
+// A kernel whose transfers read one group's L2BM runs that group alone,
+// on every thread; the board ends the same for every count.
+TEST(EmuStepThreads, OneGroupKernelsRunAlike) {
+  // The audit's PE statements: its MV transfers read every group's L2BM.
+  std::string text = "#pragma mncc kernel\n";
+  for (const char *statement : AuditSupportedStatements)
+    if (std::string(statement).rfind("mv", 0) != 0)
+      text += std::string(statement) + "\n";
+  for (const char *statement : MoreStatements)
+    text += std::string(statement) + "\n";
+  text += "mvp/n64 $lc0@0.1 $d0@0\n";
+  Program program;
+  Diagnostic error;
+  ASSERT_TRUE(parseProgram(text, "one-group.vsm", program, error))
+      << error.str();
+  Machine machine;
+  ASSERT_TRUE(machine.run(program, nullptr, error)) << error.str();
+  EXPECT_EQ(machine.staleGroups(), 0b1110); // group 0 alone ran
+  expectAlikeOnEveryThreadCount(text, "one-group.vsm", true);
 }
 
 } // namespace
@@ -285,11 +346,16 @@ TEST(EmuStepThreads, CountsAreWholeGroups) {
 // The tools read MNCC_EMU_THREADS once and set the default every new
 // Machine starts with; the library reads no environment.
 TEST(EmuStepThreads, DefaultComesFromTheTool) {
-  EXPECT_EQ(stepThreadsFromText(nullptr), 1u);
-  EXPECT_EQ(stepThreadsFromText(""), 1u);
-  EXPECT_EQ(stepThreadsFromText("two"), 1u);
-  EXPECT_EQ(stepThreadsFromText("2x"), 1u);
-  EXPECT_EQ(stepThreadsFromText("0"), 1u);
+  // Unset or not a positive integer: two threads where the host has two
+  // CPUs, else one.
+  unsigned host =
+      std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+  EXPECT_EQ(stepThreadsFromText(nullptr), host);
+  EXPECT_EQ(stepThreadsFromText(""), host);
+  EXPECT_EQ(stepThreadsFromText("two"), host);
+  EXPECT_EQ(stepThreadsFromText("2x"), host);
+  EXPECT_EQ(stepThreadsFromText("0"), host);
+  EXPECT_EQ(stepThreadsFromText("1"), 1u);
   EXPECT_EQ(stepThreadsFromText("2"), 2u);
   EXPECT_EQ(stepThreadsFromText("4"), 4u);
   unsigned before = defaultStepThreads();
