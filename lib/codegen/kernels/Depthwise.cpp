@@ -247,8 +247,9 @@ struct Plan {
   int64_t rounds = 0;
   /// The items' rows straight into Y's DRAM (else through the PDM).
   bool directY = false;
-  /// A MaxPool's row of -inf (zeroLongWords of them) in every group's
-  /// PDM, beside Y's image: what rows outside the image copy (D10).
+  /// A MaxPool's row of -inf (zeroLongWords of them) in the PDM of every
+  /// group that takes items, beside Y's image: what rows outside the image
+  /// copy (D10).
   int64_t pdmNeutral = 0;
 
   /// The item L1B `slot` (group slot / 16, L2B slot / 8 % 2, L1B slot % 8)
@@ -524,7 +525,8 @@ void emitNeutralRow(VsmWriter &out, const Plan &p);
 
 /// A MaxPool's setup, with no constant image to read (D10): T's table
 /// computed from $peid, -inf in GRF0 long word 0, and a row of -inf in
-/// every group's PDM (at pdmNeutral) for the band rows outside the image.
+/// the PDMs (at pdmNeutral, emitNeutralRow) for the band rows outside the
+/// image.
 bool emitMaxPoolSetup(VsmWriter &out, const Geometry &g, const Plan &p,
                       std::string &error) {
   using Home = MathProgram::Home;
@@ -572,8 +574,8 @@ bool emitMaxPoolSetup(VsmWriter &out, const Geometry &g, const Plan &p,
   out.nop(2);
   out.step({"lpassa " + peOperand(PeMemory::LM0, Width::Long, 0) + " $t"});
   // -inf in GRF0, then LM1 full of it, gathered into the L1BM (every L1B
-  // the same), its first L1B's copy into each L2BM and on to every
-  // group's PDM.
+  // the same), its first L1B's copy into each L2BM and on to the
+  // PDMs (emitNeutralRow).
   const VectorFormat format(g.type);
   emitLongWordConstant(out, PeMemory::GRF0, 0,
                        format.splat(-std::numeric_limits<double>::infinity()));
@@ -583,8 +585,8 @@ bool emitMaxPoolSetup(VsmWriter &out, const Geometry &g, const Plan &p,
 }
 
 /// GRF0 long word 0's value (-inf, or zero to clear it again) in a row of
-/// p.zeroLongWords in every group's PDM at p.pdmNeutral, through LM1, the
-/// L1BM and the L2BM from their address 0.
+/// p.zeroLongWords in the PDM at p.pdmNeutral of every group whose L1Bs
+/// take items, through LM1, the L1BM and the L2BM from their address 0.
 void emitNeutralRow(VsmWriter &out, const Plan &p) {
   const int64_t perPe = roundUp(ceilDiv(p.zeroLongWords, kPesPerL1b), 4);
   for (int64_t j = 0; j < perPe; j += 4)
@@ -597,9 +599,14 @@ void emitNeutralRow(VsmWriter &out, const Plan &p) {
     out.step({"l2bm@0 " + l1bmOperand(offset) + " " + l2bmOperand(offset)});
   out.nop(2);
   unsigned tag = out.newTag();
+  // Only group 0's PDM where only group 0's L1Bs take items: a transfer
+  // from every group's L2BM would keep the other groups' PEs running in
+  // the emulator (docs/target/mncore2.md S39) for rows nobody reads.
+  std::string from = p.placement == Plan::Placement::GroupZero
+                         ? l2bmAt(0, 0, 0) + " " + at("$p", p.pdmNeutral, 0)
+                         : "$lc0@.0 $p" + std::to_string(p.pdmNeutral);
   out.statement("mvp/n" + std::to_string(p.zeroLongWords) +
-                VsmWriter::tagName(tag) + " $lc0@.0 $p" +
-                std::to_string(p.pdmNeutral));
+                VsmWriter::tagName(tag) + " " + from);
   out.wait(tag);
 }
 
