@@ -1205,17 +1205,11 @@ void Machine::executeStep(const Statement &stmt) {
     Threads->run(
         [](void *c, PeRange range) {
           auto *context = static_cast<Context *>(c);
-          context->Self->executeActiveRanges(*context->Pending, range);
+          context->Self->executeChunks(*context->Pending, range);
         },
         &context, ActiveGroups);
   } else {
-    // One chunk of PEs after the other (setStepChunk): read, compute and
-    // write a chunk before the next, so that its result and operand rows
-    // stay in the cache instead of streaming the whole board's 64 KiB per
-    // cycle through it three times. Chunks are ranges, so they may run in
-    // any order (executeStepRange).
-    for (unsigned begin = 0; begin < NumPes; begin += StepChunkPes)
-      executeActiveRanges(pending, PeRange{begin, begin + StepChunkPes});
+    executeChunks(pending, PeRange{0, NumPes});
   }
   // The forwarding latch an expression feeds.
   auto latchOf = [&](Opcode op) -> std::unique_ptr<WideLanes[]> * {
@@ -1252,6 +1246,18 @@ void Machine::executeStep(const Statement &stmt) {
     Bar0Zero = allZero(Bar0.data());
     Bar1Zero = allZero(Bar1.data());
   }
+}
+
+void Machine::executeChunks(std::vector<PendingExpression> &pending,
+                            PeRange range) {
+  // One chunk of PEs after the other (setStepChunk): read, compute and
+  // write a chunk before the next, so that its result and operand rows
+  // stay in the cache instead of streaming the whole range's 16 KiB a
+  // cycle per L2B through it three times. Chunks are ranges of whole
+  // L2Bs, as `range` is, so they may run in any order (executeStepRange).
+  for (unsigned begin = range.Begin; begin < range.End; begin += StepChunkPes)
+    executeActiveRanges(
+        pending, PeRange{begin, std::min(range.End, begin + StepChunkPes)});
 }
 
 void Machine::executeActiveRanges(std::vector<PendingExpression> &pending,

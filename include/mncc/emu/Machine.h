@@ -431,6 +431,8 @@ private:
   uint8_t ActiveGroups = AllGroups;
   uint8_t StaleGroups = 0;
   uint64_t GroupSteps = 0, GroupStepsLeftOut = 0;
+  /// The step on `range` (whole L2Bs) in chunks of StepChunkPes.
+  void executeChunks(std::vector<PendingExpression> &pending, PeRange range);
   /// The PEs of `range` in active groups, as ranges of whole groups.
   void executeActiveRanges(std::vector<PendingExpression> &pending,
                            PeRange range);

@@ -152,16 +152,16 @@ void expectAlikeOnEveryThreadCount(const std::string &text,
   ASSERT_TRUE(parseProgram(text, name, program, error)) << error.str();
   Outcome serial = runWithThreads(program, 1, true, randomMemories, NumPes);
   // Threads 1 with chunks of one L2B (the default) and of a group, then
-  // 2 and 4 threads with fixed ranges, and 2 that claim them.
+  // 2 threads with fixed ranges unchunked and in chunks of an L2B, 4 with
+  // fixed ranges, and 2 that claim them.
   struct Run {
     unsigned Threads, ChunkPes;
     bool FixedRanges;
   };
-  const Run runs[] = {{1, NumPes / NumL2bs, true},
-                      {1, NumPes / NumGroups, true},
-                      {2, NumPes, true},
-                      {4, NumPes, true},
-                      {2, NumPes, false}};
+  const Run runs[] = {
+      {1, NumPes / NumL2bs, true}, {1, NumPes / NumGroups, true},
+      {2, NumPes, true},           {2, NumPes / NumL2bs, true},
+      {4, NumPes, true},           {2, NumPes, false}};
   for (const Run &run : runs) {
     unsigned threads = run.Threads;
     bool fixedRanges = run.FixedRanges;
