@@ -421,6 +421,30 @@ LoadBudget imageBudget() {
   return budget;
 }
 
+/// imageBudget short of the L2BM's output area: images that a chunk's
+/// store, still reading that area, leaves alone (X17).
+LoadBudget pipelineBudget() {
+  LoadBudget budget = imageBudget();
+  budget.l2bmLongWords = kL2bmOut - kL2bmImage;
+  return budget;
+}
+
+/// Whether the chunks run as a pipeline (X17): one batch and one K phase
+/// (B loaded once), and every image clear of the L2BM's output area, which
+/// a chunk's store still reads while the next chunk's image lands.
+bool pipelinesChunks(const Plan &p) {
+  if (p.phases != 1 || p.chunks.size() < 2)
+    return false;
+  for (const Chunk &c : p.chunks) {
+    if (c.batch != p.chunks[0].batch)
+      return false;
+    int64_t image = imageL2bmLongWords(chunkUnits(p, c, 0), imageBudget());
+    if (image < 0 || kL2bmImage + image > kL2bmOut)
+      return false;
+  }
+  return true;
+}
+
 ConstantStream stream(const Plan &p) {
   ConstantStream s;
   s.peLongWords = p.tileLw;
@@ -785,14 +809,16 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   };
   // Chunks of a row block size: uniform when every group does the same on
   // its own block and the images agree, else every row in group 0. A chunk
-  // takes both L2Bs when their images lie out alike, else one.
+  // takes both L2Bs when their images lie out alike, else one. Each image
+  // within placementBudget.
+  LoadBudget placementBudget = imageBudget();
   auto placeChunks = [&]() {
     int64_t r2 = rowsPerL2b(p);
     // Every K phase loads its own image (other taps, other channels), and
     // each must lie out alike.
     auto alike = [&](const Chunk &c) {
       for (int64_t phase = 0; phase < p.phases; ++phase)
-        if (!sameLayout(chunkUnits(p, c, phase), imageBudget()))
+        if (!sameLayout(chunkUnits(p, c, phase), placementBudget))
           return false;
       return true;
     };
@@ -850,7 +876,7 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     int64_t r2;
     unsigned l1bs;
   };
-  std::vector<Trial> trials;
+  std::vector<Trial> trials, smallerTrials;
   bool anyFit = false;
   for (int attempt = 0; attempt < 2; ++attempt) {
     p.distinct = attempt == 0;
@@ -893,6 +919,16 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
                      });
     for (size_t i = 0; i < candidates.size() && i < 6; ++i)
       trials.push_back({p.distinct, candidates[i].r2, candidates[i].l1bs});
+    // Smaller blocks, for images that leave the L2BM's output area free
+    // (X17): the largest candidates at most 3/4, 1/2 and 1/4 of the first.
+    for (int64_t part : {3, 2, 1}) {
+      int64_t most = std::min(candidates[0].r2, groupRows) * part / 4;
+      for (const Candidate &c : candidates)
+        if (c.r2 <= most) {
+          smallerTrials.push_back({p.distinct, c.r2, c.l1bs});
+          break;
+        }
+    }
   }
   // A trial's MAB descriptor and image size, all but its chunks.
   auto setUp = [&](Plan &q, const Trial &t) {
@@ -932,6 +968,27 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     }
   }
   bool placed = false;
+  // With one K phase, first the largest block whose images leave the
+  // L2BM's output area free, so that the chunks run as a pipeline (X17):
+  // the transfers then run beside the products, which more chunks cost
+  // less than.
+  bool oneBatch = std::all_of(
+      s.subProblems.begin(), s.subProblems.end(),
+      [&](const SubProblem &sp) { return sp.batch == s.subProblems[0].batch; });
+  if (p.phases == 1 && oneBatch) {
+    placementBudget = pipelineBudget();
+    std::vector<Trial> all = trials;
+    all.insert(all.end(), smallerTrials.begin(), smallerTrials.end());
+    for (size_t j = 0; j < all.size() && !placed; ++j) {
+      setUp(p, all[j]);
+      placed = placeChunks() && (p.chunks.size() < 2 || pipelinesChunks(p));
+    }
+    placementBudget = imageBudget();
+    // A plan that cannot beat the best so far leaves the choice to the
+    // larger blocks below.
+    if (placed && toBeat && estimatedCycles(p) >= *toBeat)
+      placed = false;
+  }
   for (size_t j = 0; j < trials.size() && !placed; ++j) {
     if (toBeat && fewestFrom[j] >= *toBeat) {
       error = "a mode that cannot beat the best estimate";
@@ -1533,8 +1590,10 @@ void emitGather(VsmWriter &out, const Plan &p) {
   out.nop(2);
 }
 
-/// Stores each active L2B's image of C rows.
-void emitStore(VsmWriter &out, const Plan &p, const Chunk &c) {
+/// Stores each active L2B's image of C rows; with `deferred`, the
+/// transfers' tags go there instead of being waited for.
+void emitStore(VsmWriter &out, const Plan &p, const Chunk &c,
+               std::vector<unsigned> *deferred = nullptr) {
   const DramForm &C = p.spec->out;
   int64_t rowLw = C.rowLongWords();
   int64_t imageLw = (p.l1bMode == L1bMode::Rows
@@ -1564,6 +1623,10 @@ void emitStore(VsmWriter &out, const Plan &p, const Chunk &c) {
       out.statement("mvp" + size + " $lc" + std::to_string(kL2bmOut) + "@0." +
                     std::to_string(l) + " $d" + std::to_string(address) + "@" +
                     std::to_string(c.group));
+  }
+  if (deferred) {
+    deferred->insert(deferred->end(), tags.begin(), tags.end());
+    return;
   }
   for (unsigned tag : tags)
     out.wait(tag);
@@ -1663,8 +1726,151 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
     out.nop();
   }
 
+  // What a (chunk, phase) computes once its image is in LM0: the block
+  // floats, the bias, the products.
+  auto computePhase = [&](const Chunk &c, int64_t phase,
+                          const std::vector<LoadUnit> &units) {
+    // Block floats in place: the A image (transposed first, if its
+    // operand asks), and the bias quads the matrix path multiplies.
+    int64_t aEnd = 0, bEnd = 0;
+    for (const ImageQuad &q : units[0].quads) {
+      if (q.slot < p.biasBase)
+        aEnd = std::max(aEnd, q.slot + 1);
+      else
+        bEnd = std::max(bEnd, q.slot + 1);
+    }
+    if (spec.a->rowAlign() > 1) {
+      AImage full;
+      spec.a->image(unitFirstRow(p, c, 0, 0), p.distinct ? p.r1 : p.r2,
+                    phase * p.kcPerPhase, p.kcPerPhase, full);
+      transposeImage(out, u, full.transpose);
+      aEnd = 0;
+    }
+    // The K-chunk slots of this phase's image.
+    AImage image;
+    spec.a->image(unitFirstRow(p, c, 0, 0), rowsPerL2b(p), phase * p.kcPerPhase,
+                  p.kcPerPhase, image);
+    std::string bfn = std::string(1, u.prefix) + "bfn ";
+    int64_t kcs = std::min(p.kcPerPhase, p.kc - phase * p.kcPerPhase);
+    std::vector<BfnRun> own = ownBfnRuns(p, image, kcs, aEnd);
+    if (!own.empty()) {
+      // Only the slots the MAB's own products read, at its base address
+      // (the T offset of its first row): a quarter of the image when four
+      // MABs share each row (X16).
+      out.step({"lpassa " + lwFixed(PeMemory::GRF1, kTaLw) + " $mb"});
+      out.nop(2);
+      static const char *const kFirstCycles[] = {"", "/1000", "/1100", "/1110",
+                                                 ""};
+      for (const BfnRun &run : own)
+        out.step({bfn + lwRun(PeMemory::LM0, run.first) + " " +
+                  lwRun(PeMemory::LM0, run.first) + kFirstCycles[run.cycles]});
+      out.step({"zero $mb"});
+      out.nop(2);
+    } else {
+      for (int64_t s = 0; s < aEnd; s += 4)
+        out.step(
+            {bfn + lwRun(PeMemory::LM0, s) + " " + lwRun(PeMemory::LM0, s)});
+    }
+    if (p.biasMatrixPath && phase == 0)
+      for (int64_t s = p.biasBase; s < bEnd; s += 4)
+        out.step(
+            {bfn + lwRun(PeMemory::LM0, s) + " " + lwRun(PeMemory::LM0, s)});
+    out.nop(2);
+    bool biased = bias.kind != BiasSpec::Kind::None && phase == 0;
+    if (biased) {
+      setup.loadT(kTbLw);
+      if (p.biasMatrixPath) {
+        emitBiasMatrix(out, p);
+      } else {
+        int64_t unused;
+        emitBiasVector(out, p, unused);
+      }
+    }
+    setup.loadT(kTaLw);
+    ProductSchedule schedule(0);
+    int64_t regFree[2] = {0, 0};
+    std::map<int64_t, int64_t> accReady;
+    int load = 0;
+    for (int64_t ti = 0; ti < p.tilesPerMab; ++ti)
+      for (int64_t k = 0; k < kcs; ++k, ++load) {
+        int which = load % 2;
+        int64_t at = (ti * p.kcPerPhase + k) * u.tilePeLongWords;
+        int64_t written = regFree[which] - 1;
+        for (const std::string &w : tileWrites(u, at, which))
+          written = schedule.placeWrite(written + 1, w);
+        int64_t last = written;
+        for (int64_t j = 0; j < p.mabRows; j += 4) {
+          int64_t acc = accAt(p, ti, j);
+          bool first = !biased && phase == 0 && k == 0;
+          std::vector<std::string> steps = productSteps(
+              u, which, rowSlots(p, j, image.kcSlot[size_t(k)]), acc, first);
+          int64_t ready = accReady.count(acc) ? accReady[acc] : 0;
+          int64_t end =
+              schedule.placeProduct(std::max(written + 1, ready), steps);
+          accReady[acc] = end + 3;
+          last = std::max(last, end);
+        }
+        regFree[which] = last + 1;
+      }
+    schedule.emit(out);
+    out.nop(2);
+  };
+  // After a chunk's last phase: its outputs to the L2BM and on to DRAM;
+  // with `storeTags`, the store's transfers are waited for later (before
+  // the next gather writes the L2BM they read), else at once.
+  auto finishChunk = [&](const Chunk &c, std::vector<unsigned> *storeTags) {
+    emitConversion(out, p);
+    if (spec.activation)
+      emitActivation(out, p, clamp);
+    if (storeTags) {
+      for (unsigned tag : *storeTags)
+        out.wait(tag);
+      storeTags->clear();
+    }
+    emitGather(out, p);
+    emitStore(out, p, c, storeTags);
+  };
+
   ConstantStream bStream = stream(p);
   int64_t streamLw = constantStreamLongWords(bStream);
+  if (pipelinesChunks(p)) {
+    // One batch and one K phase, so B loads once; then each chunk's image
+    // transfers go out before the chunk before it computes, and a chunk's
+    // store runs beside the next chunk's work, so that the DRAM moves
+    // while the PEs compute (docs/codegen.md X17).
+    if (spec.deviceB) {
+      if (!buildB(out, setup, p, p.chunks[0].batch, 0, error))
+        return false;
+    } else {
+      bStream.base = spec.bBase + p.chunks[0].batch * p.phases * streamLw;
+      loadConstantStream(out, bStream, PeMemory::LM1, 0, kL2bmStream,
+                         kL1bmStream);
+    }
+    std::vector<LoadUnit> current = chunkUnits(p, p.chunks[0], 0);
+    if (!loadImages(out, setup, u, current, imageBudget(), error))
+      return false;
+    std::vector<unsigned> storeTags;
+    for (size_t i = 0; i < p.chunks.size(); ++i) {
+      auto work = [&, i] {
+        computePhase(p.chunks[i], 0, current);
+        finishChunk(p.chunks[i], &storeTags);
+      };
+      if (i + 1 == p.chunks.size()) {
+        work();
+        break;
+      }
+      std::vector<LoadUnit> next = chunkUnits(p, p.chunks[i + 1], 0);
+      // The image's last L2BM reads (its copies to the L1BM) have landed
+      // before the next image's transfers write there.
+      out.nop(2);
+      if (!loadImages(out, setup, u, next, imageBudget(), error, work))
+        return false;
+      current = std::move(next);
+    }
+    for (unsigned tag : storeTags)
+      out.wait(tag);
+    return true;
+  }
   int64_t loadedBatch = -1, loadedPhase = -1;
   for (const Chunk &c : p.chunks) {
     for (int64_t phase = 0; phase < p.phases; ++phase) {
@@ -1683,97 +1889,9 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       std::vector<LoadUnit> units = chunkUnits(p, c, phase);
       if (!loadImages(out, setup, u, units, imageBudget(), error))
         return false;
-      // Block floats in place: the A image (transposed first, if its
-      // operand asks), and the bias quads the matrix path multiplies.
-      int64_t aEnd = 0, bEnd = 0;
-      for (const ImageQuad &q : units[0].quads) {
-        if (q.slot < p.biasBase)
-          aEnd = std::max(aEnd, q.slot + 1);
-        else
-          bEnd = std::max(bEnd, q.slot + 1);
-      }
-      if (spec.a->rowAlign() > 1) {
-        AImage full;
-        spec.a->image(unitFirstRow(p, c, 0, 0), p.distinct ? p.r1 : p.r2,
-                      phase * p.kcPerPhase, p.kcPerPhase, full);
-        transposeImage(out, u, full.transpose);
-        aEnd = 0;
-      }
-      // The K-chunk slots of this phase's image.
-      AImage image;
-      spec.a->image(unitFirstRow(p, c, 0, 0), rowsPerL2b(p),
-                    phase * p.kcPerPhase, p.kcPerPhase, image);
-      std::string bfn = std::string(1, u.prefix) + "bfn ";
-      int64_t kcs = std::min(p.kcPerPhase, p.kc - phase * p.kcPerPhase);
-      std::vector<BfnRun> own = ownBfnRuns(p, image, kcs, aEnd);
-      if (!own.empty()) {
-        // Only the slots the MAB's own products read, at its base address
-        // (the T offset of its first row): a quarter of the image when four
-        // MABs share each row (X16).
-        out.step({"lpassa " + lwFixed(PeMemory::GRF1, kTaLw) + " $mb"});
-        out.nop(2);
-        static const char *const kFirstCycles[] = {"", "/1000", "/1100",
-                                                   "/1110", ""};
-        for (const BfnRun &run : own)
-          out.step({bfn + lwRun(PeMemory::LM0, run.first) + " " +
-                    lwRun(PeMemory::LM0, run.first) +
-                    kFirstCycles[run.cycles]});
-        out.step({"zero $mb"});
-        out.nop(2);
-      } else {
-        for (int64_t s = 0; s < aEnd; s += 4)
-          out.step(
-              {bfn + lwRun(PeMemory::LM0, s) + " " + lwRun(PeMemory::LM0, s)});
-      }
-      if (p.biasMatrixPath && phase == 0)
-        for (int64_t s = p.biasBase; s < bEnd; s += 4)
-          out.step({bfn + lwRun(PeMemory::LM0, s) + " " +
-                    lwRun(PeMemory::LM0, s)});
-      out.nop(2);
-      bool biased = bias.kind != BiasSpec::Kind::None && phase == 0;
-      if (biased) {
-        setup.loadT(kTbLw);
-        if (p.biasMatrixPath) {
-          emitBiasMatrix(out, p);
-        } else {
-          int64_t unused;
-          emitBiasVector(out, p, unused);
-        }
-      }
-      setup.loadT(kTaLw);
-      ProductSchedule schedule(0);
-      int64_t regFree[2] = {0, 0};
-      std::map<int64_t, int64_t> accReady;
-      int load = 0;
-      for (int64_t ti = 0; ti < p.tilesPerMab; ++ti)
-        for (int64_t k = 0; k < kcs; ++k, ++load) {
-          int which = load % 2;
-          int64_t at = (ti * p.kcPerPhase + k) * u.tilePeLongWords;
-          int64_t written = regFree[which] - 1;
-          for (const std::string &w : tileWrites(u, at, which))
-            written = schedule.placeWrite(written + 1, w);
-          int64_t last = written;
-          for (int64_t j = 0; j < p.mabRows; j += 4) {
-            int64_t acc = accAt(p, ti, j);
-            bool first = !biased && phase == 0 && k == 0;
-            std::vector<std::string> steps = productSteps(
-                u, which, rowSlots(p, j, image.kcSlot[size_t(k)]), acc, first);
-            int64_t ready = accReady.count(acc) ? accReady[acc] : 0;
-            int64_t end = schedule.placeProduct(std::max(written + 1, ready),
-                                                steps);
-            accReady[acc] = end + 3;
-            last = std::max(last, end);
-          }
-          regFree[which] = last + 1;
-        }
-      schedule.emit(out);
-      out.nop(2);
+      computePhase(c, phase, units);
     }
-    emitConversion(out, p);
-    if (spec.activation)
-      emitActivation(out, p, clamp);
-    emitGather(out, p);
-    emitStore(out, p, c);
+    finishChunk(c, nullptr);
   }
   return true;
 }
