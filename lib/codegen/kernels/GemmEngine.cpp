@@ -147,8 +147,11 @@ struct Chunk {
   int64_t first = 0;
   int64_t rows = 0;
   int64_t batch = 0;
-  /// L2Bs that take part (1 or 2); L2B l takes rows from first + l * r2.
+  /// L2Bs that take part (1 or 2); L2B l takes rows from first + l * r2,
+  /// or with a stride (X18) L2B 0 `rows` rows from first and L2B 1
+  /// `secondRows` from first + stride: each L2B its half of the rows.
   unsigned l2bs = 1;
+  int64_t stride = 0, secondRows = 0;
 };
 
 struct Plan {
@@ -196,6 +199,19 @@ struct Plan {
 };
 
 int64_t rowsPerL2b(const Plan &p) { return p.r2; }
+
+/// How far L2B 1's rows of a chunk start after L2B 0's.
+int64_t l2bOffset(const Plan &p, const Chunk &c) {
+  return c.stride ? c.stride : rowsPerL2b(p);
+}
+
+/// The rows L2B l takes of a chunk.
+int64_t rowsOfL2b(const Plan &p, const Chunk &c, unsigned l) {
+  if (c.stride)
+    return l == 0 ? c.rows : c.secondRows;
+  return std::clamp<int64_t>(c.rows - int64_t(l) * rowsPerL2b(p), 0,
+                             rowsPerL2b(p));
+}
 
 /// Fills the MAB work descriptor for a mode and rows per L2B (r2); false
 /// when r2 does not fit the mode.
@@ -313,7 +329,7 @@ namespace {
 
 /// The rows of the image a unit (group g, L2B l) loads for a chunk.
 int64_t unitFirstRow(const Plan &p, const Chunk &c, unsigned g, unsigned l) {
-  int64_t first = c.first + int64_t(l) * rowsPerL2b(p);
+  int64_t first = c.first + int64_t(l) * l2bOffset(p, c);
   if (p.uniform)
     first += int64_t(g) * p.spec->out.rowsPerGroup();
   return first;
@@ -327,8 +343,9 @@ LoadUnit unitImage(const Plan &p, const Chunk &c, unsigned g, unsigned l,
   unit.l2b = l;
   const ProductSpec &s = *p.spec;
   int64_t first = unitFirstRow(p, c, g, l);
-  // Rows past the chunk belong to others (or to no one): not loaded.
-  int64_t end = unitFirstRow(p, c, g, 0) + c.rows;
+  // Rows past the L2B's share of the chunk belong to others (or to no
+  // one): not loaded.
+  int64_t end = first + rowsOfL2b(p, c, l);
   auto clip = [&](int64_t from, int64_t count) {
     return std::clamp<int64_t>(end - from, 0, count);
   };
@@ -822,19 +839,68 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
           return false;
       return true;
     };
+    // Both L2Bs by halves (X18), when two L2Bs' row blocks r2 apart do
+    // not lie out alike (ResNet's first convolution over packed taps: its
+    // rows move by 12 long words, and by whole MV units only every 112
+    // rows): L2B 0 takes rows [row, row + S), L2B 1 [row + S, end), each
+    // in blocks of r2, for the first S from half the rows on whose first
+    // pair of blocks lies out alike.
+    auto addHalves = [&](unsigned group, int64_t row, int64_t end,
+                         int64_t batch, std::vector<Chunk> &chunks) {
+      int64_t total = end - row, half = ceilDiv(total, 2);
+      auto pair = [&](int64_t first, int64_t stride) {
+        Chunk c{group,
+                first,
+                std::min(r2, row + stride - first),
+                batch,
+                2,
+                stride,
+                std::clamp<int64_t>(end - first - stride, 0, r2)};
+        // L2B 1 done: L2B 0 alone, its store still kept to its own rows.
+        if (c.secondRows == 0)
+          c.l2bs = 1;
+        return c;
+      };
+      for (int64_t stride = half; stride < total && stride < half + 64;
+           ++stride) {
+        if ((stride * rowLw) % kMvUnitLongWords != 0 || stride % align != 0)
+          continue;
+        if (!alike(pair(row, stride)))
+          continue;
+        chunks.clear();
+        for (int64_t first = row; first < row + stride; first += r2) {
+          Chunk c = pair(first, stride);
+          if (!alike(c))
+            return false;
+          chunks.push_back(c);
+        }
+        return true;
+      }
+      return false;
+    };
+    // Pairs of blocks r2 apart, one L2B where a pair does not lie out
+    // alike; by halves instead when that takes fewer chunks.
     auto addChunks = [&](unsigned group, int64_t row, int64_t end,
                          int64_t batch) {
-      while (row < end) {
-        Chunk c{group, row, std::min(2 * r2, end - row), batch, 2};
+      std::vector<Chunk> pairs;
+      bool pairFailed = false;
+      for (int64_t at = row; at < end;) {
+        Chunk c{group, at, std::min(2 * r2, end - at), batch, 2};
         if (c.rows <= r2 || !alike(c)) {
+          pairFailed |= c.rows > r2;
           c.l2bs = 1;
-          c.rows = std::min(r2, end - row);
+          c.rows = std::min(r2, end - at);
           if (!alike(c))
             return false;
         }
-        p.chunks.push_back(c);
-        row += c.rows;
+        pairs.push_back(c);
+        at += c.rows;
       }
+      std::vector<Chunk> halves;
+      bool byHalves = pairFailed && addHalves(group, row, end, batch, halves) &&
+                      halves.size() < pairs.size();
+      const std::vector<Chunk> &chosen = byHalves ? halves : pairs;
+      p.chunks.insert(p.chunks.end(), chosen.begin(), chosen.end());
       return true;
     };
     // Images start on a multiple of the operand's alignment.
@@ -1603,13 +1669,17 @@ void emitStore(VsmWriter &out, const Plan &p, const Chunk &c,
   int64_t blockEnd = C.base + C.groupLongWords();
   std::vector<unsigned> tags;
   for (unsigned l = 0; l < c.l2bs; ++l) {
-    int64_t firstRow = int64_t(l) * rowsPerL2b(p);
-    if (firstRow >= c.rows)
+    int64_t firstRow = int64_t(l) * l2bOffset(p, c);
+    if (rowsOfL2b(p, c, l) <= 0)
       break;
     int64_t local = c.first + firstRow -
                     (p.uniform ? 0 : int64_t(c.group) * C.rowsPerGroup());
     int64_t address = C.base + local * rowLw;
     int64_t length = std::min(imageLw, blockEnd - address);
+    // Halves (X18): no further than the L2B's own rows, which the other
+    // L2B's follow.
+    if (c.stride)
+      length = std::min(length, rowsOfL2b(p, c, l) * rowLw);
     length = roundUp(length, kMvUnitLongWords);
     if (length <= 0)
       continue;
