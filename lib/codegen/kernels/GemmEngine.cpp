@@ -1034,27 +1034,6 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     }
   }
   bool placed = false;
-  // With one K phase, first the largest block whose images leave the
-  // L2BM's output area free, so that the chunks run as a pipeline (X17):
-  // the transfers then run beside the products, which more chunks cost
-  // less than.
-  bool oneBatch = std::all_of(
-      s.subProblems.begin(), s.subProblems.end(),
-      [&](const SubProblem &sp) { return sp.batch == s.subProblems[0].batch; });
-  if (p.phases == 1 && oneBatch) {
-    placementBudget = pipelineBudget();
-    std::vector<Trial> all = trials;
-    all.insert(all.end(), smallerTrials.begin(), smallerTrials.end());
-    for (size_t j = 0; j < all.size() && !placed; ++j) {
-      setUp(p, all[j]);
-      placed = placeChunks() && (p.chunks.size() < 2 || pipelinesChunks(p));
-    }
-    placementBudget = imageBudget();
-    // A plan that cannot beat the best so far leaves the choice to the
-    // larger blocks below.
-    if (placed && toBeat && estimatedCycles(p) >= *toBeat)
-      placed = false;
-  }
   for (size_t j = 0; j < trials.size() && !placed; ++j) {
     if (toBeat && fewestFrom[j] >= *toBeat) {
       error = "a mode that cannot beat the best estimate";
@@ -1062,6 +1041,29 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     }
     setUp(p, trials[j]);
     placed = placeChunks();
+  }
+  // Chunks that cannot pipeline (X17) because their images reach into the
+  // L2BM's output area: with one K phase and one batch, the largest
+  // smaller block whose images leave it free, so that the transfers run
+  // beside the products, unless that takes more than twice the chunks. A
+  // plan of one chunk stays: splitting it only adds a chunk's overheads.
+  bool oneBatch = std::all_of(
+      s.subProblems.begin(), s.subProblems.end(),
+      [&](const SubProblem &sp) { return sp.batch == s.subProblems[0].batch; });
+  if (placed && p.phases == 1 && oneBatch && p.chunks.size() >= 2 &&
+      !pipelinesChunks(p)) {
+    Plan whole = p;
+    placementBudget = pipelineBudget();
+    std::vector<Trial> all = trials;
+    all.insert(all.end(), smallerTrials.begin(), smallerTrials.end());
+    bool piped = false;
+    for (size_t j = 0; j < all.size() && !piped; ++j) {
+      setUp(p, all[j]);
+      piped = placeChunks() && pipelinesChunks(p);
+    }
+    placementBudget = imageBudget();
+    if (!piped || p.chunks.size() > 2 * whole.chunks.size())
+      p = whole;
   }
   if (!anyFit) {
     error = "no row block of C fits the memories (N " + std::to_string(s.n) +
