@@ -870,9 +870,27 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
         chunks.clear();
         for (int64_t first = row; first < row + stride; first += r2) {
           Chunk c = pair(first, stride);
+          if (alike(c)) {
+            chunks.push_back(c);
+            continue;
+          }
+          // A pair that does not lie out alike (a half's last, shorter
+          // block): each block a chunk of L2B 0 alone, kept to its rows.
+          Chunk second = c;
+          c.l2bs = 1;
+          c.secondRows = 0;
           if (!alike(c))
             return false;
           chunks.push_back(c);
+          if (second.secondRows > 0) {
+            second.first += stride;
+            second.rows = second.secondRows;
+            second.secondRows = 0;
+            second.l2bs = 1;
+            if (!alike(second))
+              return false;
+            chunks.push_back(second);
+          }
         }
         return true;
       }
