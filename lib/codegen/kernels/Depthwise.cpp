@@ -89,19 +89,6 @@ struct Geometry {
   int64_t taps() const { return kh * kw; }
 };
 
-/// The strides, dilations, output extent and leading pads of a pool's or
-/// a convolution's window (PoolWindow2d, ConvWindow2d).
-template <typename Window> void takeWindow(Geometry &g, const Window &window) {
-  g.sh = window.strideH;
-  g.sw = window.strideW;
-  g.dh = window.dilH;
-  g.dw = window.dilW;
-  g.oh = window.oh;
-  g.ow = window.ow;
-  g.padTop = window.padTop;
-  g.padLeft = window.padLeft;
-}
-
 /// A MaxPool of X and Y in one floating format, NHWC (D10).
 bool analyseMaxPool(const KernelRequest &r, Geometry &g, std::string &whyNot) {
   g.maxPool = true;

@@ -190,6 +190,8 @@ struct Plan {
   /// The fused activation's bounds (ProductSpec::activation).
   int64_t clampLoLw = 0, clampHiLw = 0;
   std::vector<Chunk> chunks;
+  /// The chunks run as a pipeline (X17, pipelinesChunks), set by planMode.
+  bool pipelined = false;
   BLayout b;
 
   int64_t tile(unsigned k, unsigned m, int64_t ti) const {
@@ -1068,8 +1070,10 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   bool oneBatch = std::all_of(
       s.subProblems.begin(), s.subProblems.end(),
       [&](const SubProblem &sp) { return sp.batch == s.subProblems[0].batch; });
+  if (placed)
+    p.pipelined = pipelinesChunks(p);
   if (placed && p.phases == 1 && oneBatch && p.chunks.size() >= 2 &&
-      !pipelinesChunks(p)) {
+      !p.pipelined) {
     Plan whole = p;
     placementBudget = pipelineBudget();
     std::vector<Trial> all = trials;
@@ -1082,6 +1086,8 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
     placementBudget = imageBudget();
     if (!piped || p.chunks.size() > 2 * whole.chunks.size())
       p = whole;
+    else
+      p.pipelined = true;
   }
   if (!anyFit) {
     error = "no row block of C fits the memories (N " + std::to_string(s.n) +
@@ -1923,7 +1929,7 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
 
   ConstantStream bStream = stream(p);
   int64_t streamLw = constantStreamLongWords(bStream);
-  if (pipelinesChunks(p)) {
+  if (p.pipelined) {
     // One batch and one K phase, so B loads once; then each chunk's image
     // transfers go out before the chunk before it computes, and a chunk's
     // store runs beside the next chunk's work, so that the DRAM moves

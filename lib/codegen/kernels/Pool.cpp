@@ -245,14 +245,7 @@ bool resolve(const KernelRequest &request, Geometry &g, std::string &whyNot) {
       return false;
     g.kh = window.kh;
     g.kw = window.kw;
-    g.sh = window.strideH;
-    g.sw = window.strideW;
-    g.dh = window.dilH;
-    g.dw = window.dilW;
-    g.oh = window.oh;
-    g.ow = window.ow;
-    g.padTop = window.padTop;
-    g.padLeft = window.padLeft;
+    takeWindow(g, window);
     g.padBottom = window.padBottom;
     g.padRight = window.padRight;
     g.countPad = request.getInt("count_include_pad", 0) != 0;

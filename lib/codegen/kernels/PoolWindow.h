@@ -33,6 +33,20 @@ struct PoolWindow2d {
 bool poolWindow2d(const KernelRequest &r, int64_t h, int64_t w,
                   PoolWindow2d &window, std::string &whyNot);
 
+/// A window's strides, dilations, output extent and leading pads into a
+/// kernel's geometry (PoolWindow2d, ConvWindow2d: the same field names).
+template <typename Geometry, typename Window>
+void takeWindow(Geometry &g, const Window &window) {
+  g.sh = window.strideH;
+  g.sw = window.strideW;
+  g.dh = window.dilH;
+  g.dw = window.dilW;
+  g.oh = window.oh;
+  g.ow = window.ow;
+  g.padTop = window.padTop;
+  g.padLeft = window.padLeft;
+}
+
 } // namespace mncc::codegen
 
 #endif // MNCC_LIB_CODEGEN_KERNELS_POOLWINDOW_H
