@@ -4,7 +4,9 @@
 
 #include "mncc/emu/Machine.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 using namespace mncc;
 using namespace mncc::codegen;
@@ -132,6 +134,68 @@ void VsmWriter::step(std::initializer_list<std::string_view> expressions) {
   }
   Text += '\n';
   ++Steps;
+}
+
+namespace {
+
+/// A run's steps, an empty string for each idle step; false when the run
+/// holds anything else.
+bool stepsOf(const std::string &text, std::vector<std::string_view> &steps) {
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view()
+                                         : rest.substr(end + 1);
+    if (line.empty())
+      continue;
+    if (line == "nop") {
+      steps.emplace_back();
+      continue;
+    }
+    if (line.substr(0, 4) == "nop/") {
+      unsigned count = 0;
+      for (char c : line.substr(4)) {
+        if (c < '0' || c > '9')
+          return false;
+        count = count * 10 + unsigned(c - '0');
+      }
+      steps.insert(steps.end(), count, std::string_view());
+      continue;
+    }
+    // A step that waits, an MV, a comment or a control: not a plain step.
+    if (line[0] == '#' || line.substr(0, 2) == "mv" ||
+        line.find("wait") != std::string_view::npos ||
+        line.substr(0, 2) == "d " || line.substr(0, 4) == "mask")
+      return false;
+    steps.push_back(line);
+  }
+  return true;
+}
+
+} // namespace
+
+void VsmWriter::sideBySide(const VsmWriter &first, const VsmWriter &second) {
+  std::vector<std::string_view> a, b;
+  if (!stepsOf(first.Text, a) || !stepsOf(second.Text, b)) {
+    Text += first.Text;
+    Text += second.Text;
+    Steps += first.Steps + second.Steps;
+    return;
+  }
+  unsigned idle = 0;
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    std::string_view x = i < a.size() ? a[i] : std::string_view();
+    std::string_view y = i < b.size() ? b[i] : std::string_view();
+    if (x.empty() && y.empty()) {
+      ++idle;
+      continue;
+    }
+    nop(idle);
+    idle = 0;
+    step({x, y});
+  }
+  nop(idle);
 }
 
 void VsmWriter::nop(unsigned count) {

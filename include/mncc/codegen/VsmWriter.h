@@ -66,6 +66,15 @@ public:
   void wait(unsigned tag);
   /// `i<tag>` as MV opcodes and `wait` spell it (hexadecimal).
   static std::string tagName(unsigned tag);
+  /// Writes two independent runs of PE steps side by side: step i of
+  /// `first` issues with step i of `second` (a nop of one under the
+  /// other's step), so that transfers on different units (an L2BM copy
+  /// and an L1BM broadcast) take the longer run's steps instead of both.
+  /// Each run keeps its own step distances, so its latencies hold; the
+  /// caller vouches that neither run reads or writes what the other
+  /// writes. Runs of anything but steps and nops (an MV, a wait, a
+  /// comment) are written one after the other instead.
+  void sideBySide(const VsmWriter &first, const VsmWriter &second);
 
   /// PE steps written so far (`nop/<n>` counts n; MV statements and
   /// controls count none): a lower bound of the program's run time.

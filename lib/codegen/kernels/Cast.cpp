@@ -502,17 +502,25 @@ protected:
       for (unsigned tag : sourceTags)
         out.wait(tag);
       emitL2bmToL1bm(out, ranges, 0, sourceAt(index));
-      emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
-                   ranges.longWords);
       if (addend) {
+        // The addend's copy into the L1BM (past the source) beside the
+        // source's broadcast out of it: an L2BM and an L1BM transfer, one
+        // step for both.
         L1bRanges addendRanges = addendRangesOf(first, count);
-        emitL2bmToL1bm(out, addendRanges, kAddendL1bm, addendAt(index));
+        VsmWriter broadcast, copy;
+        emitL1bmToPe(broadcast, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
+                     ranges.longWords);
+        emitL2bmToL1bm(copy, addendRanges, kAddendL1bm, addendAt(index));
+        out.sideBySide(broadcast, copy);
         if (bothHalf)
           emitL1bmToPe(out, Spread::PeBroadcast, kAddendL1bm, PeMemory::LM0,
                        kAddendLm, addendRanges.longWords);
         else
           emitL1bmToPe(out, Spread::AllPes, kAddendL1bm, PeMemory::LM0,
                        kAddendLm, count);
+      } else {
+        emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
+                     ranges.longWords);
       }
       sourceTags = std::move(nextTags);
       // Step s makes result long words 4 s .. 4 s + 3 (one a cycle).
@@ -612,13 +620,17 @@ protected:
       for (unsigned tag : resultTags[index % 2])
         out.wait(tag);
       L1bRanges stored = result.rangesOf(first, count);
-      emitL1bmToL2bm(out, stored, 0, resultAt(index));
-      resultTags[index % 2] = emitL2bmToDram(out, stored, resultAt(index));
       if (narrows) {
         // The sum back from the L1BM to every PE of its L1B, rounded to
-        // half two long words at a time through T, as Cast does.
-        emitL1bmToPe(out, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
+        // half two long words at a time through T, as Cast does; the
+        // broadcast beside the sum's copy to the L2BM, which reads the
+        // same L1BM long words (an L1BM and an L2BM transfer).
+        VsmWriter sumCopy, sumBroadcast;
+        emitL1bmToL2bm(sumCopy, stored, 0, resultAt(index));
+        emitL1bmToPe(sumBroadcast, Spread::PeBroadcast, 0, PeMemory::LM0, 0,
                      count * kPesPerL1b);
+        out.sideBySide(sumCopy, sumBroadcast);
+        resultTags[index % 2] = emitL2bmToDram(out, stored, resultAt(index));
         loadT(kNarrowingT);
         int64_t stepWords = 4 * narrowing.cycleWords;
         for (int64_t s = 0; s < count / 8; ++s)
@@ -635,6 +647,9 @@ protected:
         L1bRanges copy = narrowedRanges(first, count);
         emitL1bmToL2bm(out, copy, kNarrowedL1bm, narrowedAt(index));
         narrowedTags[index % 2] = emitL2bmToDram(out, copy, narrowedAt(index));
+      } else {
+        emitL1bmToL2bm(out, stored, 0, resultAt(index));
+        resultTags[index % 2] = emitL2bmToDram(out, stored, resultAt(index));
       }
     }
     for (const std::vector<unsigned> &tags : resultTags)

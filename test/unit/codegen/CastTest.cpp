@@ -292,6 +292,13 @@ TEST_P(CastAddKernel, AddsTheWidenedHalfExactly) {
   std::printf("%s: %llu cycles\n", c.name.c_str(),
               (unsigned long long)run.stats.Cycles);
   EXPECT_TRUE(run.hazards.empty()) << run.hazards.front();
+  // The addend's L2BM -> L1BM copy issues beside the source's broadcast
+  // to the PEs, and with the half copy the sum's copy to the L2BM beside
+  // its broadcast back (VsmWriter::sideBySide).
+  EXPECT_NE(run.program.find("; l2bmb"), std::string::npos);
+  if (c.halfCopy) {
+    EXPECT_NE(run.program.find("; l1bmp"), std::string::npos);
+  }
   int64_t n = half.numElements();
   std::vector<uint8_t> packed(size_t(n) * 2);
   ASSERT_TRUE(hostToDevice(reference::DType::Float32, half.raw(), D::Half,
