@@ -3,6 +3,7 @@
 #include "mncc/codegen/VsmWriter.h"
 
 #include "mncc/emu/Machine.h"
+#include "mncc/emu/Parser.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -138,9 +139,16 @@ void VsmWriter::step(std::initializer_list<std::string_view> expressions) {
 
 namespace {
 
-/// A run's steps, an empty string for each idle step; false when the run
-/// holds anything else.
-bool stepsOf(const std::string &text, std::vector<std::string_view> &steps) {
+/// A line of a run: a PE step, an idle step (nop), a wait (a step of its
+/// own), or a statement that takes no step (an MV, a comment, a control).
+struct RunLine {
+  enum Kind { Step, Idle, Wait, Other } kind;
+  std::string_view text;
+};
+
+/// The lines of a run; false for a run with a control (a `mask` setting,
+/// a debug access), which would change what the other run's steps do.
+bool linesOf(const std::string &text, std::vector<RunLine> &lines) {
   std::string_view rest = text;
   while (!rest.empty()) {
     size_t end = rest.find('\n');
@@ -149,53 +157,118 @@ bool stepsOf(const std::string &text, std::vector<std::string_view> &steps) {
                                          : rest.substr(end + 1);
     if (line.empty())
       continue;
+    unsigned idle = 0;
     if (line == "nop") {
-      steps.emplace_back();
+      idle = 1;
+    } else if (line.substr(0, 4) == "nop/") {
+      for (char c : line.substr(4))
+        idle = c >= '0' && c <= '9' ? idle * 10 + unsigned(c - '0') : 0;
+    }
+    if (idle > 0) {
+      lines.insert(lines.end(), idle, RunLine{RunLine::Idle, {}});
       continue;
     }
-    if (line.substr(0, 4) == "nop/") {
-      unsigned count = 0;
-      for (char c : line.substr(4)) {
-        if (c < '0' || c > '9')
-          return false;
-        count = count * 10 + unsigned(c - '0');
-      }
-      steps.insert(steps.end(), count, std::string_view());
-      continue;
-    }
-    // A step that waits, an MV, a comment or a control: not a plain step.
-    if (line[0] == '#' || line.substr(0, 2) == "mv" ||
-        line.find("wait") != std::string_view::npos ||
-        line.substr(0, 2) == "d " || line.substr(0, 4) == "mask")
+    if (line.substr(0, 2) == "d " || line.substr(0, 4) == "mask")
       return false;
-    steps.push_back(line);
+    RunLine::Kind kind = RunLine::Step;
+    if (line[0] == '#' || line.substr(0, 2) == "mv")
+      kind = RunLine::Other;
+    else if (line.find("wait") != std::string_view::npos ||
+             line.substr(0, 3) == "nop")
+      kind = RunLine::Wait;
+    lines.push_back({kind, line});
   }
   return true;
 }
 
+/// Whether two steps issue as one: what the emulator's parser takes
+/// (manual 3.6.4, docs/target/mncore2.md S34), the one place the issue
+/// rules are written down.
+bool issueTogether(std::string_view a, std::string_view b) {
+  std::string line(a);
+  line += "; ";
+  line += b;
+  line += '\n';
+  emu::Program program;
+  emu::Diagnostic error;
+  return emu::parseProgram(line, "", program, error);
+}
+
 } // namespace
 
+VsmWriter VsmWriter::branch() const {
+  VsmWriter run;
+  run.NextTag = NextTag;
+  return run;
+}
+
 void VsmWriter::sideBySide(const VsmWriter &first, const VsmWriter &second) {
-  std::vector<std::string_view> a, b;
-  if (!stepsOf(first.Text, a) || !stepsOf(second.Text, b)) {
+  std::vector<RunLine> a, b;
+  if (!linesOf(first.Text, a) || !linesOf(second.Text, b)) {
     Text += first.Text;
     Text += second.Text;
     Steps += first.Steps + second.Steps;
+    for (unsigned t = 0; t < first.TagsTaken + second.TagsTaken; ++t)
+      newTag();
     return;
   }
+  size_t i = 0, j = 0;
   unsigned idle = 0;
-  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    std::string_view x = i < a.size() ? a[i] : std::string_view();
-    std::string_view y = i < b.size() ? b[i] : std::string_view();
-    if (x.empty() && y.empty()) {
+  auto raw = [&](const RunLine &line) {
+    nop(idle);
+    idle = 0;
+    Text += line.text;
+    Text += '\n';
+    if (line.kind == RunLine::Wait)
+      ++Steps;
+  };
+  while (i < a.size() || j < b.size()) {
+    // What takes no step goes out as its run reaches it.
+    if (i < a.size() && a[i].kind == RunLine::Other) {
+      raw(a[i++]);
+      continue;
+    }
+    if (j < b.size() && b[j].kind == RunLine::Other) {
+      raw(b[j++]);
+      continue;
+    }
+    // A wait is a step of its own, and an idle step for the other run.
+    if (i < a.size() && a[i].kind == RunLine::Wait) {
+      raw(a[i++]);
+      if (j < b.size() && b[j].kind == RunLine::Idle)
+        ++j;
+      continue;
+    }
+    if (j < b.size() && b[j].kind == RunLine::Wait) {
+      raw(b[j++]);
+      if (i < a.size() && a[i].kind == RunLine::Idle)
+        ++i;
+      continue;
+    }
+    bool x = i < a.size() && a[i].kind == RunLine::Step;
+    bool y = j < b.size() && b[j].kind == RunLine::Step;
+    if (!x && !y) {
       ++idle;
+      i += i < a.size();
+      j += j < b.size();
       continue;
     }
     nop(idle);
     idle = 0;
-    step({x, y});
+    if (x && y && !issueTogether(a[i].text, b[j].text)) {
+      // Not one step: the first run's goes now, the second's waits.
+      step({a[i++].text});
+      continue;
+    }
+    step({x ? a[i].text : std::string_view(),
+          y ? b[j].text : std::string_view()});
+    i += i < a.size();
+    j += j < b.size();
   }
   nop(idle);
+  unsigned taken = first.TagsTaken + second.TagsTaken;
+  for (unsigned t = 0; t < taken; ++t)
+    newTag();
 }
 
 void VsmWriter::nop(unsigned count) {
@@ -209,6 +282,7 @@ void VsmWriter::nop(unsigned count) {
 unsigned VsmWriter::newTag() {
   unsigned tag = NextTag;
   NextTag = NextTag == 63 ? 1 : NextTag + 1;
+  ++TagsTaken;
   return tag;
 }
 

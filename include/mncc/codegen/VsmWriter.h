@@ -66,15 +66,21 @@ public:
   void wait(unsigned tag);
   /// `i<tag>` as MV opcodes and `wait` spell it (hexadecimal).
   static std::string tagName(unsigned tag);
-  /// Writes two independent runs of PE steps side by side: step i of
-  /// `first` issues with step i of `second` (a nop of one under the
-  /// other's step), so that transfers on different units (an L2BM copy
-  /// and an L1BM broadcast) take the longer run's steps instead of both.
-  /// Each run keeps its own step distances, so its latencies hold; the
-  /// caller vouches that neither run reads or writes what the other
-  /// writes. Runs of anything but steps and nops (an MV, a wait, a
-  /// comment) are written one after the other instead.
+  /// Writes two independent runs side by side: step i of `first` issues
+  /// with the next step of `second` where manual 3.6.4's issue rules take
+  /// the two as one step (the emulator's parser decides; a nop of one goes
+  /// under the other's step), so that work on different units (an L2BM
+  /// copy and an L1BM broadcast, a constant stream beside the products)
+  /// takes the longer run's steps instead of both. Statements that take
+  /// no step (an MV, a comment) go out where their run reaches them, and a
+  /// wait alone in its step. Each run's steps keep their order and at
+  /// least their distances, so its latencies hold; the caller vouches that
+  /// neither run reads or writes what the other writes. Tags: `first`
+  /// branches from this writer and `second` from `first` (branch()), and
+  /// this writer then continues after both.
   void sideBySide(const VsmWriter &first, const VsmWriter &second);
+  /// An empty writer whose tags continue this one's.
+  VsmWriter branch() const;
 
   /// PE steps written so far (`nop/<n>` counts n; MV statements and
   /// controls count none): a lower bound of the program's run time.
@@ -86,6 +92,8 @@ private:
   std::string Text;
   uint64_t Steps = 0;
   unsigned NextTag = 1;
+  /// Tags handed out by this writer (for sideBySide's bookkeeping).
+  unsigned TagsTaken = 0;
 };
 
 } // namespace mncc::codegen

@@ -114,6 +114,9 @@ constexpr int64_t kLm1Tiles = 2016;      // B tiles; E tile and constants after
 constexpr int64_t kGrf1Data = 224;       // accumulators and outputs
 constexpr int64_t kTaLw = 224;           // GRF1: T offsets of A and bias
 constexpr int64_t kTbLw = 226;
+// X20: the B stream a (chunk, phase) loads, at least this long (16 MV
+// chunks), streams in beside the products of the phase before.
+constexpr int64_t kOverlappedStreamLw = 32 * 1024;
 // L2BM map: the image may take all of it (the B stream before it and the
 // outputs after it are not live while it is).
 constexpr int64_t kL2bmImage = 0;
@@ -192,6 +195,9 @@ struct Plan {
   std::vector<Chunk> chunks;
   /// The chunks run as a pipeline (X17, pipelinesChunks), set by planMode.
   bool pipelined = false;
+  /// LM1 buffers of tileLw long words: two when K runs in phases, so that
+  /// the next phase's B streams in beside this phase's products (X20).
+  int64_t lm1Buffers = 1;
   BLayout b;
 
   int64_t tile(unsigned k, unsigned m, int64_t ti) const {
@@ -743,6 +749,21 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   p.phases = std::min(p.kc, p.phases * phaseFactor);
   p.kcPerPhase = ceilDiv(p.kc, p.phases);
   p.phases = ceilDiv(p.kc, p.kcPerPhase);
+  p.tileLw = p.tilesPerMab * p.kcPerPhase * u.tilePeLongWords;
+  // B is reloaded for every (chunk, phase) once K runs in phases: in two
+  // LM1 buffers of half the tiles each, the next phase's B streams in
+  // while this phase computes (X20), for the same B traffic in all. Only
+  // for a stream long enough to hide the work of the phases it adds (their
+  // images and block floats): MobileNetV2's 576 -> 96 convolutions, 6912
+  // long words a phase, lost 6272 cycles each (12730 -> 19002).
+  p.lm1Buffers = 1;
+  if (p.phases > 1 && !s.deviceB && kLm1Tiles / 2 / perKc >= 1 &&
+      constantStreamLongWords(stream(p)) >= kOverlappedStreamLw) {
+    p.kcPerPhase = std::min(p.kcPerPhase, kLm1Tiles / 2 / perKc);
+    p.phases = ceilDiv(p.kc, p.kcPerPhase);
+    p.kcPerPhase = ceilDiv(p.kc, p.phases);
+    p.lm1Buffers = 2;
+  }
   phasesLeft = p.phases < p.kc;
   p.rowStride = s.a->rowStride(p.kcPerPhase);
   p.tileLw = p.tilesPerMab * p.kcPerPhase * u.tilePeLongWords;
@@ -1100,7 +1121,7 @@ bool planMode(const ProductSpec &s, Plan &p, const ModeChoice &choice,
   }
   p.accBase = 0;
   p.outBase = p.tilesPerMab * p.accRowsPad * u.accPeLongWords;
-  p.eTile = roundUp(p.tileLw, 16);
+  p.eTile = roundUp(p.lm1Buffers * p.tileLw, 16);
   p.zeroLw = p.eTile + 16;
   p.betaLw = p.eTile + 17;
   p.alphaLw = p.eTile + 18;
@@ -1824,8 +1845,9 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
 
   // What a (chunk, phase) computes once its image is in LM0: the block
   // floats, the bias, the products.
-  auto computePhase = [&](const Chunk &c, int64_t phase,
-                          const std::vector<LoadUnit> &units) {
+  auto computePhase = [&](VsmWriter &w, const Chunk &c, int64_t phase,
+                          const std::vector<LoadUnit> &units,
+                          int64_t tileBase) {
     // Block floats in place: the A image (transposed first, if its
     // operand asks), and the bias quads the matrix path multiplies.
     int64_t aEnd = 0, bEnd = 0;
@@ -1839,7 +1861,7 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       AImage full;
       spec.a->image(unitFirstRow(p, c, 0, 0), p.distinct ? p.r1 : p.r2,
                     phase * p.kcPerPhase, p.kcPerPhase, full);
-      transposeImage(out, u, full.transpose);
+      transposeImage(w, u, full.transpose);
       aEnd = 0;
     }
     // The K-chunk slots of this phase's image.
@@ -1853,36 +1875,34 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       // Only the slots the MAB's own products read, at its base address
       // (the T offset of its first row): a quarter of the image when four
       // MABs share each row (X16).
-      out.step({"lpassa " + lwFixed(PeMemory::GRF1, kTaLw) + " $mb"});
-      out.nop(2);
+      w.step({"lpassa " + lwFixed(PeMemory::GRF1, kTaLw) + " $mb"});
+      w.nop(2);
       static const char *const kFirstCycles[] = {"", "/1000", "/1100", "/1110",
                                                  ""};
       for (const BfnRun &run : own)
-        out.step({bfn + lwRun(PeMemory::LM0, run.first) + " " +
-                  lwRun(PeMemory::LM0, run.first) + kFirstCycles[run.cycles]});
-      out.step({"zero $mb"});
-      out.nop(2);
+        w.step({bfn + lwRun(PeMemory::LM0, run.first) + " " +
+                lwRun(PeMemory::LM0, run.first) + kFirstCycles[run.cycles]});
+      w.step({"zero $mb"});
+      w.nop(2);
     } else {
       for (int64_t s = 0; s < aEnd; s += 4)
-        out.step(
-            {bfn + lwRun(PeMemory::LM0, s) + " " + lwRun(PeMemory::LM0, s)});
+        w.step({bfn + lwRun(PeMemory::LM0, s) + " " + lwRun(PeMemory::LM0, s)});
     }
     if (p.biasMatrixPath && phase == 0)
       for (int64_t s = p.biasBase; s < bEnd; s += 4)
-        out.step(
-            {bfn + lwRun(PeMemory::LM0, s) + " " + lwRun(PeMemory::LM0, s)});
-    out.nop(2);
+        w.step({bfn + lwRun(PeMemory::LM0, s) + " " + lwRun(PeMemory::LM0, s)});
+    w.nop(2);
     bool biased = bias.kind != BiasSpec::Kind::None && phase == 0;
     if (biased) {
-      setup.loadT(kTbLw);
+      PeSetup(w).loadT(kTbLw);
       if (p.biasMatrixPath) {
-        emitBiasMatrix(out, p);
+        emitBiasMatrix(w, p);
       } else {
         int64_t unused;
-        emitBiasVector(out, p, unused);
+        emitBiasVector(w, p, unused);
       }
     }
-    setup.loadT(kTaLw);
+    PeSetup(w).loadT(kTaLw);
     ProductSchedule schedule(0);
     int64_t regFree[2] = {0, 0};
     std::map<int64_t, int64_t> accReady;
@@ -1890,7 +1910,7 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
     for (int64_t ti = 0; ti < p.tilesPerMab; ++ti)
       for (int64_t k = 0; k < kcs; ++k, ++load) {
         int which = load % 2;
-        int64_t at = (ti * p.kcPerPhase + k) * u.tilePeLongWords;
+        int64_t at = tileBase + (ti * p.kcPerPhase + k) * u.tilePeLongWords;
         int64_t written = regFree[which] - 1;
         for (const std::string &w : tileWrites(u, at, which))
           written = schedule.placeWrite(written + 1, w);
@@ -1908,8 +1928,8 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
         }
         regFree[which] = last + 1;
       }
-    schedule.emit(out);
-    out.nop(2);
+    schedule.emit(w);
+    w.nop(2);
   };
   // After a chunk's last phase: its outputs to the L2BM and on to DRAM;
   // with `storeTags`, the store's transfers are waited for later (before
@@ -1948,7 +1968,7 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
     std::vector<unsigned> storeTags;
     for (size_t i = 0; i < p.chunks.size(); ++i) {
       auto work = [&, i] {
-        computePhase(p.chunks[i], 0, current);
+        computePhase(out, p.chunks[i], 0, current, 0);
         finishChunk(p.chunks[i], &storeTags);
       };
       if (i + 1 == p.chunks.size()) {
@@ -1967,27 +1987,64 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       out.wait(tag);
     return true;
   }
-  int64_t loadedBatch = -1, loadedPhase = -1;
-  for (const Chunk &c : p.chunks) {
-    for (int64_t phase = 0; phase < p.phases; ++phase) {
-      if (c.batch != loadedBatch || phase != loadedPhase) {
+  // The (chunk, phase) passes in order; a pass loads B when its batch or
+  // phase differs from the pass before. With two LM1 buffers (X20) each
+  // load after the first streams in beside the products of the pass
+  // before it, into the buffer that pass does not read.
+  struct Pass {
+    const Chunk *chunk;
+    int64_t phase;
+    bool loadsB;
+  };
+  std::vector<Pass> passes;
+  for (const Chunk &c : p.chunks)
+    for (int64_t phase = 0; phase < p.phases; ++phase)
+      passes.push_back({&c, phase,
+                        passes.empty() ||
+                            c.batch != passes.back().chunk->batch ||
+                            phase != passes.back().phase});
+  auto streamBase = [&](const Pass &pass) {
+    return spec.bBase + (pass.chunk->batch * p.phases + pass.phase) * streamLw;
+  };
+  int64_t loads = 0, tileBase = 0;
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const Pass &pass = passes[i];
+    const Chunk &c = *pass.chunk;
+    if (pass.loadsB) {
+      tileBase = (loads % p.lm1Buffers) * p.tileLw;
+      // Loaded beside the pass before, or now.
+      if (p.lm1Buffers == 1 || i == 0) {
         if (spec.deviceB) {
-          if (!buildB(out, setup, p, c.batch, phase, error))
+          if (!buildB(out, setup, p, c.batch, pass.phase, error))
             return false;
         } else {
-          bStream.base = spec.bBase + (c.batch * p.phases + phase) * streamLw;
-          loadConstantStream(out, bStream, PeMemory::LM1, 0, kL2bmStream,
+          bStream.base = streamBase(pass);
+          loadConstantStream(out, bStream, PeMemory::LM1, tileBase, kL2bmStream,
                              kL1bmStream);
         }
-        loadedBatch = c.batch;
-        loadedPhase = phase;
       }
-      std::vector<LoadUnit> units = chunkUnits(p, c, phase);
-      if (!loadImages(out, setup, u, units, imageBudget(), error))
-        return false;
-      computePhase(c, phase, units);
+      ++loads;
     }
-    finishChunk(c, nullptr);
+    std::vector<LoadUnit> units = chunkUnits(p, c, pass.phase);
+    if (!loadImages(out, setup, u, units, imageBudget(), error))
+      return false;
+    if (p.lm1Buffers == 2 && i + 1 < passes.size() && passes[i + 1].loadsB) {
+      // The image's last L2BM and L1BM reads land before the stream's
+      // transfers write there.
+      out.nop(2);
+      VsmWriter compute = out.branch();
+      computePhase(compute, c, pass.phase, units, tileBase);
+      VsmWriter next = compute.branch();
+      bStream.base = streamBase(passes[i + 1]);
+      loadConstantStream(next, bStream, PeMemory::LM1,
+                         (loads % p.lm1Buffers) * p.tileLw, kL2bmStream,
+                         kL1bmStream);
+      out.sideBySide(compute, next);
+    } else {
+      computePhase(out, c, pass.phase, units, tileBase);
+    }
+    if (pass.phase + 1 == p.phases)
+      finishChunk(c, nullptr);
   }
   return true;
 }

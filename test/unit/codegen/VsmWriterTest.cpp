@@ -31,7 +31,7 @@ TEST(VsmWriter, SideBySideIssuesStepIOfEachRunTogether) {
   EXPECT_EQ(out.steps(), 7u);
 }
 
-TEST(VsmWriter, SideBySideWritesRunsWithWaitsOneAfterTheOther) {
+TEST(VsmWriter, SideBySideGivesAWaitAStepOfItsOwn) {
   VsmWriter first, second;
   first.step({"l2bmb $lc0 $lb0"});
   first.wait(3);
@@ -39,8 +39,51 @@ TEST(VsmWriter, SideBySideWritesRunsWithWaitsOneAfterTheOther) {
   second.nop(2);
   VsmWriter out;
   out.sideBySide(first, second);
-  EXPECT_EQ(out.text(), first.text() + second.text());
-  EXPECT_EQ(out.steps(), first.steps() + second.steps());
+  // The wait is an idle step for the second run too: its first nop.
+  EXPECT_EQ(out.text(), "l2bmb $lc0 $lb0; l1bmp $llb0 $llm0v\n"
+                        "nop; wait i03\n"
+                        "nop\n");
+  EXPECT_EQ(out.steps(), 3u);
+}
+
+TEST(VsmWriter, SideBySideKeepsStepsTheIssueRulesRefuseApart) {
+  // Two L2BM instructions never issue together (manual 3.6.4), nor an
+  // LM1 read beside a write of other LM1 words (one port): the second
+  // run's step waits for the next step.
+  VsmWriter first, second;
+  first.step({"l2bmb $lc0 $lb0"});
+  first.step({"hmwrite $lln32v $lly0"});
+  second.step({"l2bmb $lc64 $lb64"});
+  second.step({"l1bmd $lb0 $ln1000v"});
+  VsmWriter out;
+  out.sideBySide(first, second);
+  EXPECT_EQ(out.text(), "l2bmb $lc0 $lb0\n"
+                        "hmwrite $lln32v $lly0; l2bmb $lc64 $lb64\n"
+                        "l1bmd $lb0 $ln1000v\n");
+  EXPECT_EQ(out.steps(), 3u);
+}
+
+TEST(VsmWriter, SideBySidePassesTransfersAndContinuesTheTags) {
+  VsmWriter out;
+  EXPECT_EQ(out.newTag(), 1u);
+  VsmWriter first = out.branch();
+  unsigned tag = first.newTag();
+  EXPECT_EQ(tag, 2u);
+  first.statement("mvb2/n64" + VsmWriter::tagName(tag) + " $d0 $lc0");
+  first.wait(tag);
+  first.step({"l2bmb $lc0 $lb0"});
+  VsmWriter second = first.branch();
+  EXPECT_EQ(second.newTag(), 3u);
+  second.step({"hbfn $lm0v $lm0v"});
+  second.step({"hbfn $lm8v $lm8v"});
+  out.sideBySide(first, second);
+  // The MV goes out first (it takes no step), the wait alone, the copy
+  // beside the second conversion.
+  EXPECT_EQ(out.text(), "mvb2/n64i02 $d0 $lc0\n"
+                        "nop; wait i02\n"
+                        "l2bmb $lc0 $lb0; hbfn $lm0v $lm0v\n"
+                        "hbfn $lm8v $lm8v\n");
+  EXPECT_EQ(out.newTag(), 4u);
 }
 
 TEST(VsmWriter, SideBySideOfAnEmptyRunIsTheOther) {
