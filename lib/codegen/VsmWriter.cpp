@@ -196,6 +196,19 @@ bool issueTogether(std::string_view a, std::string_view b) {
 
 } // namespace
 
+VsmWriter VsmWriter::cut(const Mark &at) {
+  VsmWriter run;
+  run.Text = Text.substr(at.textSize);
+  run.Steps = Steps - at.steps;
+  run.NextTag = NextTag;
+  run.TagsTaken = TagsTaken - at.tagsTaken;
+  Text.resize(at.textSize);
+  Steps = at.steps;
+  NextTag = at.nextTag;
+  TagsTaken = at.tagsTaken;
+  return run;
+}
+
 VsmWriter VsmWriter::branch() const {
   VsmWriter run;
   run.NextTag = NextTag;

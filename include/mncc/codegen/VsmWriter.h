@@ -17,6 +17,7 @@
 #define MNCC_CODEGEN_VSMWRITER_H
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -81,6 +82,17 @@ public:
   void sideBySide(const VsmWriter &first, const VsmWriter &second);
   /// An empty writer whose tags continue this one's.
   VsmWriter branch() const;
+  /// Where the writer stands, for cut().
+  struct Mark {
+    size_t textSize = 0;
+    uint64_t steps = 0;
+    unsigned nextTag = 1, tagsTaken = 0;
+  };
+  Mark mark() const { return {Text.size(), Steps, NextTag, TagsTaken}; }
+  /// Takes what was written since `at` out of this writer, as a run for
+  /// sideBySide (with the tags it took: this writer gives them out again
+  /// through sideBySide).
+  VsmWriter cut(const Mark &at);
 
   /// PE steps written so far (`nop/<n>` counts n; MV statements and
   /// controls count none): a lower bound of the program's run time.

@@ -118,7 +118,8 @@ constexpr int64_t kTbLw = 226;
 // chunks), streams in beside the products of the phase before.
 constexpr int64_t kOverlappedStreamLw = 32 * 1024;
 // L2BM map: the image may take all of it (the B stream before it and the
-// outputs after it are not live while it is).
+// outputs after it are not live while it is); an image that leaves the
+// stream's buffers alone loads beside the stream (X21).
 constexpr int64_t kL2bmImage = 0;
 constexpr int64_t kL2bmImageLw = 32 * 1024;
 constexpr int64_t kL2bmStream = 16 * 1024;
@@ -126,11 +127,14 @@ constexpr int64_t kL2bmOut = 24 * 1024;
 constexpr int64_t kL2bmOutLw = 8 * 1024;
 constexpr int64_t kL1bmTransit = 0;      // L1BM map
 constexpr int64_t kL1bmTransitLw = 2048;
-constexpr int64_t kL1bmStream = 0;
+// The B stream's two buffers share the output image's place: the stream
+// is done before any gather, and clear of the transit buffer an image
+// loading beside it uses (X21).
+constexpr int64_t kL1bmStream = 4096;
 constexpr int64_t kL1bmOut = 4096;
 constexpr int64_t kL1bmOutLw = 4096;
-// A padded grid's compacted rows: the transit and stream buffers, spent by
-// the time a chunk's outputs are gathered.
+// A padded grid's compacted rows: the transit buffer and the rest of the
+// L1BM's first half, spent by the time a chunk's outputs are gathered.
 constexpr int64_t kL1bmCompact = 0;
 constexpr int64_t kL1bmCompactLw = 4096;
 
@@ -1949,22 +1953,44 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
 
   ConstantStream bStream = stream(p);
   int64_t streamLw = constantStreamLongWords(bStream);
+  // A constant B's load (from `base`, into LM1 from `tileBase`) and then an
+  // image: side by side where the image leaves the stream's L2BM buffers
+  // alone (X21), the stream's L2BM -> L1BM copies issuing beside the
+  // image's moves to the PEs and its zeros.
+  auto loadBAndImage = [&](int64_t base, int64_t tileBase,
+                           const std::vector<LoadUnit> &units) {
+    bStream.base = base;
+    int64_t imageLw = imageL2bmLongWords(units, imageBudget());
+    if (imageLw < 0 || kL2bmImage + imageLw > kL2bmStream) {
+      loadConstantStream(out, bStream, PeMemory::LM1, tileBase, kL2bmStream,
+                         kL1bmStream);
+      return loadImages(out, setup, u, units, imageBudget(), error);
+    }
+    VsmWriter::Mark at = out.mark();
+    if (!loadImages(out, setup, u, units, imageBudget(), error))
+      return false;
+    VsmWriter image = out.cut(at);
+    VsmWriter stream = image.branch();
+    loadConstantStream(stream, bStream, PeMemory::LM1, tileBase, kL2bmStream,
+                       kL1bmStream);
+    out.sideBySide(image, stream);
+    return true;
+  };
   if (p.pipelined) {
     // One batch and one K phase, so B loads once; then each chunk's image
     // transfers go out before the chunk before it computes, and a chunk's
     // store runs beside the next chunk's work, so that the DRAM moves
     // while the PEs compute (docs/codegen.md X17).
-    if (spec.deviceB) {
-      if (!buildB(out, setup, p, p.chunks[0].batch, 0, error))
-        return false;
-    } else {
-      bStream.base = spec.bBase + p.chunks[0].batch * p.phases * streamLw;
-      loadConstantStream(out, bStream, PeMemory::LM1, 0, kL2bmStream,
-                         kL1bmStream);
-    }
     std::vector<LoadUnit> current = chunkUnits(p, p.chunks[0], 0);
-    if (!loadImages(out, setup, u, current, imageBudget(), error))
+    if (spec.deviceB) {
+      if (!buildB(out, setup, p, p.chunks[0].batch, 0, error) ||
+          !loadImages(out, setup, u, current, imageBudget(), error))
+        return false;
+    } else if (!loadBAndImage(spec.bBase +
+                                  p.chunks[0].batch * p.phases * streamLw,
+                              0, current)) {
       return false;
+    }
     std::vector<unsigned> storeTags;
     for (size_t i = 0; i < p.chunks.size(); ++i) {
       auto work = [&, i] {
@@ -2010,24 +2036,22 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
   for (size_t i = 0; i < passes.size(); ++i) {
     const Pass &pass = passes[i];
     const Chunk &c = *pass.chunk;
+    std::vector<LoadUnit> units = chunkUnits(p, c, pass.phase);
+    // B loaded beside the pass before (X20), or now, beside the image.
+    bool loadNow = pass.loadsB && (p.lm1Buffers == 1 || i == 0);
     if (pass.loadsB) {
       tileBase = (loads % p.lm1Buffers) * p.tileLw;
-      // Loaded beside the pass before, or now.
-      if (p.lm1Buffers == 1 || i == 0) {
-        if (spec.deviceB) {
-          if (!buildB(out, setup, p, c.batch, pass.phase, error))
-            return false;
-        } else {
-          bStream.base = streamBase(pass);
-          loadConstantStream(out, bStream, PeMemory::LM1, tileBase, kL2bmStream,
-                             kL1bmStream);
-        }
-      }
       ++loads;
     }
-    std::vector<LoadUnit> units = chunkUnits(p, c, pass.phase);
-    if (!loadImages(out, setup, u, units, imageBudget(), error))
-      return false;
+    if (loadNow && !spec.deviceB) {
+      if (!loadBAndImage(streamBase(pass), tileBase, units))
+        return false;
+    } else {
+      if (loadNow && !buildB(out, setup, p, c.batch, pass.phase, error))
+        return false;
+      if (!loadImages(out, setup, u, units, imageBudget(), error))
+        return false;
+    }
     if (p.lm1Buffers == 2 && i + 1 < passes.size() && passes[i + 1].loadsB) {
       // The image's last L2BM and L1BM reads land before the stream's
       // transfers write there.

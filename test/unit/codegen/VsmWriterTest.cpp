@@ -86,6 +86,28 @@ TEST(VsmWriter, SideBySidePassesTransfersAndContinuesTheTags) {
   EXPECT_EQ(out.newTag(), 4u);
 }
 
+TEST(VsmWriter, CutTakesWhatWasWrittenSinceTheMark) {
+  VsmWriter out;
+  out.step({"zero $lm0v"});
+  EXPECT_EQ(out.newTag(), 1u);
+  VsmWriter::Mark at = out.mark();
+  unsigned tag = out.newTag();
+  out.statement("mvb2/n64" + VsmWriter::tagName(tag) + " $d0 $lc0");
+  out.wait(tag);
+  out.step({"l1bmm $llb0 $llm0v"});
+  VsmWriter image = out.cut(at);
+  EXPECT_EQ(out.text(), "zero $lm0v\n");
+  EXPECT_EQ(out.steps(), 1u);
+  EXPECT_EQ(image.text(), "mvb2/n64i02 $d0 $lc0\nnop; wait i02\n"
+                          "l1bmm $llb0 $llm0v\n");
+  EXPECT_EQ(image.steps(), 2u);
+  // The cut run's tag is given out again once the run is written back.
+  VsmWriter stream = image.branch();
+  EXPECT_EQ(stream.newTag(), 3u);
+  out.sideBySide(image, stream);
+  EXPECT_EQ(out.newTag(), 4u);
+}
+
 TEST(VsmWriter, SideBySideOfAnEmptyRunIsTheOther) {
   VsmWriter empty, run;
   run.nop();
