@@ -17,6 +17,7 @@
 
 #include "HostTarget.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -1121,6 +1122,22 @@ bool writesUpper(const Expression &expr) {
   }
 }
 
+/// L2BM instructions: upper memory to upper memory, all done at commit.
+bool isUpperToUpper(Opcode op) {
+  switch (op) {
+  case Opcode::L2bmB:
+  case Opcode::L2bmAt:
+  case Opcode::L2bmR:
+  case Opcode::L2bmD:
+  case Opcode::L2bmB2:
+  case Opcode::L2bmR2:
+  case Opcode::L2bmI:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// Instructions that read the L1BM or a matrix register for the PEs.
 bool isTransferToPe(Opcode op) {
   switch (op) {
@@ -1197,7 +1214,12 @@ void Machine::executeStep(const Statement &stmt) {
     GroupSteps += NumGroups;
     GroupStepsLeftOut += unsigned(__builtin_popcount(idle));
   }
-  if (Threads) {
+  // A step of upper-memory copies alone (l2bmb: 64 long words into each
+  // L1BM) is less work than handing it to the helpers: on the caller.
+  bool copiesOnly = std::all_of(
+      pending.begin(), pending.end(),
+      [](const PendingExpression &p) { return isUpperToUpper(p.Expr->Op); });
+  if (Threads && !copiesOnly) {
     struct Context {
       Machine *Self;
       std::vector<PendingExpression> *Pending;
@@ -1307,10 +1329,7 @@ void Machine::executeStepRange(std::vector<PendingExpression> &pending,
     for (unsigned cycle = 0; cycle < 4; ++cycle) {
       WideLanes &result = p.Result[cycle];
       uint8_t *flags = &p.Flags[cycle * NumPes];
-      if (expr.Op == Opcode::L2bmB || expr.Op == Opcode::L2bmAt ||
-          expr.Op == Opcode::L2bmR || expr.Op == Opcode::L2bmD ||
-          expr.Op == Opcode::L2bmB2 || expr.Op == Opcode::L2bmR2 ||
-          expr.Op == Opcode::L2bmI)
+      if (isUpperToUpper(expr.Op))
         break; // upper memory to upper memory: all done at commit
       if (upper) {
         // PE -> L1BM / matrix register: capture the PE operand; an hmwrite
