@@ -1098,41 +1098,26 @@ void Machine::executeMau(const Expression &expr,
 
 namespace {
 
+/// L2BM instructions (the instruction table's L2BM issue group): upper
+/// memory to upper memory, all done at commit.
+bool isUpperToUpper(Opcode op) {
+  return target::opcodeInfo(op).Group == target::IssueGroup::L2bm;
+}
+
 /// Instructions whose result goes to the L1BM, the L2BM or a matrix
 /// register instead of PE destinations.
 bool writesUpper(const Expression &expr) {
+  if (isUpperToUpper(expr.Op))
+    return true;
   switch (expr.Op) {
   case Opcode::L1bmMAt:
   case Opcode::L1bmM4At:
   case Opcode::L1bmR:
   case Opcode::L1bmR4:
   case Opcode::MWrite:
-  case Opcode::L2bmB:
-  case Opcode::L2bmAt:
-  case Opcode::L2bmR:
-  case Opcode::L2bmD:
-  case Opcode::L2bmB2:
-  case Opcode::L2bmR2:
-  case Opcode::L2bmI:
     return true;
   case Opcode::L1bmD:
     return expr.ToUpper;
-  default:
-    return false;
-  }
-}
-
-/// L2BM instructions: upper memory to upper memory, all done at commit.
-bool isUpperToUpper(Opcode op) {
-  switch (op) {
-  case Opcode::L2bmB:
-  case Opcode::L2bmAt:
-  case Opcode::L2bmR:
-  case Opcode::L2bmD:
-  case Opcode::L2bmB2:
-  case Opcode::L2bmR2:
-  case Opcode::L2bmI:
-    return true;
   default:
     return false;
   }

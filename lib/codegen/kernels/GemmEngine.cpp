@@ -199,8 +199,9 @@ struct Plan {
   std::vector<Chunk> chunks;
   /// The chunks run as a pipeline (X17, pipelinesChunks), set by planMode.
   bool pipelined = false;
-  /// LM1 buffers of tileLw long words: two when K runs in phases, so that
-  /// the next phase's B streams in beside this phase's products (X20).
+  /// LM1 buffers of tileLw long words: two when K runs in phases with a B
+  /// stream of kOverlappedStreamLw or more a load, so that the next
+  /// phase's B streams in beside this phase's products (X20).
   int64_t lm1Buffers = 1;
   BLayout b;
 
@@ -1953,6 +1954,10 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
 
   ConstantStream bStream = stream(p);
   int64_t streamLw = constantStreamLongWords(bStream);
+  // Where a (batch, phase)'s B stream lies in DRAM.
+  auto streamBase = [&](int64_t batch, int64_t phase) {
+    return spec.bBase + (batch * p.phases + phase) * streamLw;
+  };
   // A constant B's load (from `base`, into LM1 from `tileBase`) and then an
   // image: side by side where the image leaves the stream's L2BM buffers
   // alone (X21), the stream's L2BM -> L1BM copies issuing beside the
@@ -1986,9 +1991,7 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       if (!buildB(out, setup, p, p.chunks[0].batch, 0, error) ||
           !loadImages(out, setup, u, current, imageBudget(), error))
         return false;
-    } else if (!loadBAndImage(spec.bBase +
-                                  p.chunks[0].batch * p.phases * streamLw,
-                              0, current)) {
+    } else if (!loadBAndImage(streamBase(p.chunks[0].batch, 0), 0, current)) {
       return false;
     }
     std::vector<unsigned> storeTags;
@@ -2029,9 +2032,6 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
                         passes.empty() ||
                             c.batch != passes.back().chunk->batch ||
                             phase != passes.back().phase});
-  auto streamBase = [&](const Pass &pass) {
-    return spec.bBase + (pass.chunk->batch * p.phases + pass.phase) * streamLw;
-  };
   int64_t loads = 0, tileBase = 0;
   for (size_t i = 0; i < passes.size(); ++i) {
     const Pass &pass = passes[i];
@@ -2044,7 +2044,7 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       ++loads;
     }
     if (loadNow && !spec.deviceB) {
-      if (!loadBAndImage(streamBase(pass), tileBase, units))
+      if (!loadBAndImage(streamBase(c.batch, pass.phase), tileBase, units))
         return false;
     } else {
       if (loadNow && !buildB(out, setup, p, c.batch, pass.phase, error))
@@ -2059,7 +2059,8 @@ bool gemm::emitProduct(const ProductSpec &spec, VsmWriter &out,
       VsmWriter compute = out.branch();
       computePhase(compute, c, pass.phase, units, tileBase);
       VsmWriter next = compute.branch();
-      bStream.base = streamBase(passes[i + 1]);
+      bStream.base =
+          streamBase(passes[i + 1].chunk->batch, passes[i + 1].phase);
       loadConstantStream(next, bStream, PeMemory::LM1,
                          (loads % p.lm1Buffers) * p.tileLw, kL2bmStream,
                          kL1bmStream);
