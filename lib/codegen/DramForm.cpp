@@ -26,10 +26,11 @@ DramForm DramForm::canonical(DeviceType type, std::vector<int64_t> shape,
     std::iota(order.begin(), order.end(), 0u);
   }
   form.order = std::move(order);
-  // The outermost DRAM dimension is what the groups split, so that each
-  // group's block is a whole number of its indices (and the form has a
-  // layout in the MLSDK notation, `4_L2B:2` on that dimension).
-  int64_t outer = form.order.size() >= 2 ? form.shape[form.order[0]] : 1;
+  // The split dimension is what the groups split, so that each group's
+  // block is a whole number of its indices (and the form has a layout in
+  // the MLSDK notation, `4_L2B:2` on that dimension).
+  int64_t outer =
+      form.order.size() >= 2 ? form.shape[form.order[form.splitPosition()]] : 1;
   form.groups = outer >= kDramGroups &&
                         form.rows() * form.rowLongWords() >=
                             kSpreadThresholdLongWords
@@ -54,10 +55,24 @@ int64_t DramForm::rows() const {
   return rows;
 }
 
+size_t DramForm::splitPosition() const {
+  // Images (rank 4) only: a batch-1 activation spreads by its next
+  // dimension, which the convolutions, pools and residual adds take in
+  // blocks of rows (the images read the rows next to a block from the
+  // groups holding them, GemmLoad.cpp). Embedding tables, token rows and
+  // matrices keep the outermost, which their kernels split.
+  if (order.size() != 4)
+    return 0;
+  for (size_t k = 0; k + 1 < order.size(); ++k)
+    if (shape[order[k]] != 1)
+      return k;
+  return 0;
+}
+
 int64_t DramForm::rowsPerGroup() const {
   if (groups <= 1 || order.size() < 2)
     return rows();
-  int64_t outer = shape[order[0]];
+  int64_t outer = shape[order[splitPosition()]];
   if (outer == 0)
     return 0;
   return ceilDiv(outer, groups) * (rows() / outer);

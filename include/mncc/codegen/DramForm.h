@@ -9,9 +9,10 @@
 //  * the innermost of those dimensions padded with zeros to a whole number
 //    of quads, four long words (one long word for each PE of a MAB), so a
 //    long word never holds two rows and a row never shares a MAB's quad;
-//  * the indices of the outermost DRAM dimension split into `groups`
-//    contiguous blocks, block g (its rows) in group g's DRAM at the same
-//    address.
+//  * the indices of the outermost DRAM dimension (in a 4-D tensor the
+//    outermost of extent above 1: dimensions of extent 1 before it change
+//    no address) split into `groups` contiguous blocks, block g (its rows)
+//    in group g's DRAM at the same address.
 //
 // Inside a long word the first element is the most significant, as MN-Core
 // orders words. Constants a kernel reads in its own arrangement (GEMM
@@ -71,8 +72,13 @@ struct DramForm {
   int64_t rowLongWords() const { return innerPadded() / elementsPerLongWord(type); }
   /// Product of the outer DRAM dimensions (1 for rank 0 and 1).
   int64_t rows() const;
-  /// Rows in each group's block: the blocks split the outermost DRAM
-  /// dimension, ceil(extent / groups) of its indices each.
+  /// The DRAM position (0 outermost) of the dimension the groups split:
+  /// in a 4-D tensor the first outer one whose extent is not 1, so that a
+  /// batch-1 NHWC activation spreads its H over the groups as a batch-8
+  /// one spreads N; else (and when every outer extent is 1) the outermost.
+  size_t splitPosition() const;
+  /// Rows in each group's block: the blocks split the split dimension
+  /// (splitPosition), ceil(extent / groups) of its indices each.
   int64_t rowsPerGroup() const;
   /// Rows stored in group g (the last groups may hold fewer, or none).
   int64_t rowsInGroup(unsigned g) const;

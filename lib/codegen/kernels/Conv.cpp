@@ -470,11 +470,11 @@ bool build(const KernelRequest &r, Built &built, std::string &error) {
       error = "X in N, H, C, W for a Conv whose taps do not pack";
       return false;
     }
-    // C: Y's NHWC rows, G pixels a row (the same DRAM bytes and groups:
-    // both split images).
+    // C: Y's NHWC rows, G pixels a row: the same DRAM bytes and groups,
+    // both split images or, at batch 1, the rows of OH (4-D, as Y).
     DramForm &out = s.out;
-    out.shape = {p.n, p.oh * p.taps.blocks, p.taps.pixels * p.m};
-    out.order = {0, 1, 2};
+    out.shape = {p.n, p.oh, p.taps.blocks, p.taps.pixels * p.m};
+    out.order = {0, 1, 2, 3};
     s.n = p.taps.pixels * p.m;
     s.k = p.kh * p.c * p.taps.quads * unit.kChunk;
     s.bBase = p.weights->form.base;

@@ -274,20 +274,33 @@ Layout layoutOf(const std::vector<const ImageQuad *> &section) {
   return layout;
 }
 
-/// How `x` loads by the instructions of `ref`: its range i lands shift[i]
-/// long words into ref's range i (so that every quad meets its slot at
-/// ref's place: a unit may lack the start of a range, the rows before a
-/// tensor's first); its data slots are ref's with the same valid elements;
-/// its zeros where ref has data go to `masked` (zeroed afterwards only
-/// where x loads), the others are zeroed everywhere. Rows a unit lacks
-/// (past the tensor) receive whatever the L2BM held, and their results are
-/// never stored.
-bool match(const Layout &ref, const Layout &x, std::vector<int64_t> &shift,
-           std::vector<int64_t> &masked) {
-  if (x.ranges.size() > ref.ranges.size())
-    return false;
-  shift.assign(x.ranges.size(), 0);
-  std::vector<bool> known(x.ranges.size(), false);
+/// How `x` loads by the instructions of `ref`: pieces[j] is the DRAM
+/// range of x (longWords 0: none) that lands shift[j] long words into
+/// ref's range j, so that every quad meets its slot at ref's place. A
+/// range of x whose quads all sit in one range of ref is its piece whole
+/// (a unit may lack the start of a range: the rows before a tensor's
+/// first); one whose quads sit in several is cut into one piece each, and
+/// a ref range may have no piece (an image whose rows border another
+/// group's block reads that group's rows where the image of the tensor's
+/// edge has zeros, and the rows in between come from one range). Its data
+/// slots are ref's with the same valid elements; its zeros where ref has
+/// data go to `masked` (zeroed afterwards only where x loads), the others
+/// are zeroed everywhere. Rows a unit lacks (past the tensor) receive
+/// whatever the L2BM held, and their results are never stored.
+bool match(const Layout &ref, const Layout &x, std::vector<Range> &pieces,
+           std::vector<int64_t> &shift, std::vector<int64_t> &masked) {
+  size_t refRanges = ref.ranges.size();
+  shift.assign(refRanges, 0);
+  pieces.assign(refRanges, Range());
+  // Per ref range: the range of x feeding it, the DRAM units its quads
+  // span, and DRAM address minus ref offset (the same for all of them).
+  struct Feed {
+    int from = -1;
+    int64_t first = 0, last = 0, offset = 0;
+  };
+  std::vector<Feed> feeds(refRanges);
+  // The ref ranges each range of x feeds (-1: none yet, -2: several).
+  std::vector<int> feeding(x.ranges.size(), -1);
   // Both slot lists are sorted: walk them together.
   auto it = ref.slots.begin();
   for (const SlotPlace &where : x.slots) {
@@ -296,18 +309,34 @@ bool match(const Layout &ref, const Layout &x, std::vector<int64_t> &shift,
     if (it == ref.slots.end() || it->slot != where.slot ||
         it->valid != where.valid || it->shift != where.shift)
       return false;
-    size_t i = where.range;
-    int64_t delta =
-        it->l2bm - ref.ranges[i].l2bm - (where.l2bm - x.ranges[i].l2bm);
-    if (!known[i])
-      shift[i] = delta;
-    known[i] = true;
-    if (shift[i] != delta)
+    size_t i = where.range, j = it->range;
+    int64_t address = x.ranges[i].start + (where.l2bm - x.ranges[i].l2bm);
+    int64_t offset = address - (it->l2bm - ref.ranges[j].l2bm);
+    Feed &f = feeds[j];
+    if (f.from < 0) {
+      f = {int(i), address, address, offset};
+    } else if (f.from != int(i) || f.offset != offset) {
       return false;
+    }
+    f.first = std::min(f.first, address);
+    f.last = std::max(f.last, address);
+    feeding[i] = feeding[i] == -1 || feeding[i] == int(j) ? int(j) : -2;
   }
-  for (size_t i = 0; i < x.ranges.size(); ++i) {
-    if (shift[i] < 0 || shift[i] % kMvUnitLongWords != 0 ||
-        shift[i] + x.ranges[i].longWords > ref.ranges[i].longWords)
+  for (size_t j = 0; j < refRanges; ++j) {
+    const Feed &f = feeds[j];
+    if (f.from < 0)
+      continue;
+    const Range &r = x.ranges[size_t(f.from)];
+    Range &piece = pieces[j];
+    piece = r;
+    if (feeding[size_t(f.from)] != int(j)) {
+      piece.start = f.first / kMvUnitLongWords * kMvUnitLongWords;
+      piece.longWords =
+          roundUp(f.last + kQuadLongWords, kMvUnitLongWords) - piece.start;
+    }
+    shift[j] = piece.start - f.offset;
+    if (shift[j] < 0 || shift[j] % kMvUnitLongWords != 0 ||
+        shift[j] + piece.longWords > ref.ranges[j].longWords)
       return false;
   }
   masked.clear();
@@ -368,6 +397,10 @@ struct Reference {
   int64_t longWords = 0;
   std::vector<std::vector<int64_t>> sharedShift;
   std::vector<std::array<std::vector<int64_t>, 8>> l1bShift;
+  /// Per unit and section, the unit's DRAM range feeding each of ref's
+  /// (match).
+  std::vector<std::vector<Range>> sharedPieces;
+  std::vector<std::array<std::vector<Range>, 8>> l1bPieces;
   std::map<uint64_t, std::vector<int64_t>> masked;
 };
 
@@ -390,10 +423,13 @@ bool referenceOf(const std::vector<Sections> &all,
   std::set<int64_t> sharedZeros, l1bZeros;
   ref.sharedShift.resize(all.size());
   ref.l1bShift.resize(all.size());
+  ref.sharedPieces.resize(all.size());
+  ref.l1bPieces.resize(all.size());
   std::vector<int64_t> masked;
   for (size_t u = 0; u < all.size(); ++u) {
     const Sections &s = all[u];
-    if (!match(ref.shared, s.shared, ref.sharedShift[u], masked))
+    if (!match(ref.shared, s.shared, ref.sharedPieces[u], ref.sharedShift[u],
+               masked))
       return false;
     auto place = [&](unsigned k) {
       return uint64_t(1) << (16 * units[u].group + 8 * units[u].l2b + k);
@@ -408,7 +444,7 @@ bool referenceOf(const std::vector<Sections> &all,
       continue;
     for (unsigned k = 0; k < 8; ++k) {
       const Layout &l = s.l1b[k];
-      if (!match(ref.l1b, l, ref.l1bShift[u][k], masked))
+      if (!match(ref.l1b, l, ref.l1bPieces[u][k], ref.l1bShift[u][k], masked))
         return false;
       for (int64_t z : masked)
         zeroAt[z] |= place(k);
@@ -494,22 +530,23 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
   auto rangesOf = [&](size_t u) {
     const Sections &s = sections[u];
     std::vector<Range> all;
-    auto add = [&](const Layout &own, const std::vector<int64_t> &shift,
-                   const Layout &ref, int64_t base) {
-      for (size_t i = 0; i < ref.ranges.size(); ++i) {
-        Range r = i < own.ranges.size() ? own.ranges[i] : Range();
-        if (i >= own.ranges.size())
-          r.longWords = 0;
-        r.l2bm = budget.l2bmBase + base + ref.ranges[i].l2bm +
-                 (i < shift.size() ? shift[i] : 0);
+    auto add = [&](const std::vector<Range> &pieces,
+                   const std::vector<int64_t> &shift, const Layout &ref,
+                   int64_t base) {
+      for (size_t j = 0; j < ref.ranges.size(); ++j) {
+        Range r = j < pieces.size() ? pieces[j] : Range();
+        r.l2bm = budget.l2bmBase + base + ref.ranges[j].l2bm +
+                 (j < shift.size() ? shift[j] : 0);
         all.push_back(r);
       }
     };
-    add(s.shared, layout.sharedShift[u], layout.shared, layout.sharedBase);
+    add(layout.sharedPieces[u], layout.sharedShift[u], layout.shared,
+        layout.sharedBase);
     if (layout.distinct)
       for (int k = 0; k < 8; ++k)
         if (layout.l1bUsed[size_t(k)])
-          add(s.distinct ? s.l1b[size_t(k)] : Layout(),
+          add(s.distinct ? layout.l1bPieces[u][size_t(k)]
+                         : std::vector<Range>(),
               s.distinct ? layout.l1bShift[u][size_t(k)]
                          : std::vector<int64_t>(),
               layout.l1b, layout.l1bBase[size_t(k)]);

@@ -88,10 +88,10 @@ layout::Layout codegen::layoutOf(const DramForm &form) {
         modes.push_back({perLongWord, 1, Axis::W});
       continue;
     }
-    if (k == 0 && form.groups > 1) {
-      int64_t perGroup = ceilDiv(dramShape[0], form.groups);
+    if (k == form.splitPosition() && form.groups > 1) {
+      int64_t perGroup = ceilDiv(dramShape[k], form.groups);
       modes.push_back({int64_t(form.groups), 2, Axis::L2B});
-      modes.push_back({perGroup, stride[0], Axis::Address});
+      modes.push_back({perGroup, stride[k], Axis::Address});
       continue;
     }
     modes.push_back({dramShape[k], stride[k], Axis::Address});

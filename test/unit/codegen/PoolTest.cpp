@@ -266,8 +266,7 @@ std::vector<Case> poolCases() {
       Case{"globalmaxpool", "GlobalMaxPool", {1, 3, 5, 5}, {}},
       // LeNet-5 at batch 16 (2x2, stride 2, after each convolution).
       Case{"lenet_pool1_max", "MaxPool", {16, 6, 28, 28}, {2, 2}, {2, 2}},
-      Case{
-          "lenet_pool2_avg", "AveragePool", {16, 16, 10, 10}, {2, 2}, {2, 2}},
+      Case{"lenet_pool2_avg", "AveragePool", {16, 16, 10, 10}, {2, 2}, {2, 2}},
       // A small CNN at batch 16: 3x3 stride 2 padded, a wide channel
       // dimension over two groups of 64 long words, a global average.
       Case{"cnn_maxpool_3x3_s2",
@@ -324,14 +323,33 @@ std::vector<Case> poolCases() {
            false,
            DeviceType::Half},
       // X over a PDM per group beside Y: in bands of rows. ResNet's first
-      // pool at batch 8 (the four groups together), and one image of 64
-      // channel long words in one group's DRAM.
-      Case{"resnet_b8_maxpool_bands", "MaxPool", {8, 64, 112, 112}, {3, 3},
-           {2, 2}, {1, 1, 1, 1}, "", false, {}, false, DeviceType::Single,
+      // pool at batch 8 (the four groups together). One image of 64
+      // channel long words took bands in group 0; its rows now lie over
+      // the four groups (C2, X22) and it takes the per-unit plan.
+      Case{"resnet_b8_maxpool_bands",
+           "MaxPool",
+           {8, 64, 112, 112},
+           {3, 3},
+           {2, 2},
+           {1, 1, 1, 1},
+           "",
+           false,
+           {},
+           false,
+           DeviceType::Single,
            "the four groups together, X in"},
-      Case{"wide_image_maxpool_bands", "MaxPool", {1, 128, 112, 112},
-           {3, 3}, {2, 2}, {1, 1, 1, 1}, "", false, {}, false,
-           DeviceType::Single, "bands"},
+      Case{"wide_image_maxpool_bands",
+           "MaxPool",
+           {1, 128, 112, 112},
+           {3, 3},
+           {2, 2},
+           {1, 1, 1, 1},
+           "",
+           false,
+           {},
+           false,
+           DeviceType::Single,
+           "NHWC, 7 outputs per unit"},
       Case{"globalmaxpool_half",
            "GlobalMaxPool",
            {1, 3, 5, 5},
