@@ -274,33 +274,43 @@ Layout layoutOf(const std::vector<const ImageQuad *> &section) {
   return layout;
 }
 
-/// How `x` loads by the instructions of `ref`: pieces[j] is the DRAM
-/// range of x (longWords 0: none) that lands shift[j] long words into
-/// ref's range j, so that every quad meets its slot at ref's place. A
-/// range of x whose quads all sit in one range of ref is its piece whole
-/// (a unit may lack the start of a range: the rows before a tensor's
-/// first); one whose quads sit in several is cut into one piece each, and
-/// a ref range may have no piece (an image whose rows border another
-/// group's block reads that group's rows where the image of the tensor's
-/// edge has zeros, and the rows in between come from one range). Its data
-/// slots are ref's with the same valid elements; its zeros where ref has
-/// data go to `masked` (zeroed afterwards only where x loads), the others
-/// are zeroed everywhere. Rows a unit lacks (past the tensor) receive
-/// whatever the L2BM held, and their results are never stored.
-bool match(const Layout &ref, const Layout &x, std::vector<Range> &pieces,
-           std::vector<int64_t> &shift, std::vector<int64_t> &masked) {
+/// A DRAM range of a unit that lands `shift` long words into a range of
+/// the reference layout (match).
+struct Piece {
+  Range range;
+  int64_t shift = 0;
+};
+
+/// How `x`, the image of a unit in group `group`, loads by the
+/// instructions of `ref`: pieces[j] are the DRAM ranges of x that land in
+/// ref's range j, each `shift` long words into it, so that every quad
+/// meets its slot at ref's place. A range of x whose quads all sit in one
+/// range of ref at one offset is a piece whole (a unit may lack the start
+/// of a range: the rows before a tensor's first); one whose quads sit in
+/// several is cut into one piece each. A ref range may take several
+/// pieces, or none: an image whose rows border another group's block reads
+/// those rows from that group where the image of the same rows elsewhere
+/// is one range, or zeros at the tensor's edge. The pieces of a ref range
+/// hold disjoint parts of it, the unit's own group's first. One range of x
+/// landing in one ref range at two offsets is refused (allowed, it gave
+/// ResNet-50 wrong outputs, docs/codegen.md X22). Its data slots
+/// are ref's with the same valid elements; its zeros where ref has data go
+/// to `masked` (zeroed afterwards only where x loads), the others are
+/// zeroed everywhere. Rows a unit lacks (past the tensor) receive whatever
+/// the L2BM held, and their results are never stored.
+bool match(const Layout &ref, const Layout &x, unsigned group,
+           std::vector<std::vector<Piece>> &pieces,
+           std::vector<int64_t> &masked) {
   size_t refRanges = ref.ranges.size();
-  shift.assign(refRanges, 0);
-  pieces.assign(refRanges, Range());
-  // Per ref range: the range of x feeding it, the DRAM units its quads
-  // span, and DRAM address minus ref offset (the same for all of them).
+  pieces.assign(refRanges, {});
+  // The quads of one range of x at one offset (DRAM address minus place
+  // in the ref range) in one ref range: the DRAM span they take.
   struct Feed {
-    int from = -1;
-    int64_t first = 0, last = 0, offset = 0;
+    size_t from;
+    int64_t offset, first, last;
   };
-  std::vector<Feed> feeds(refRanges);
-  // The ref ranges each range of x feeds (-1: none yet, -2: several).
-  std::vector<int> feeding(x.ranges.size(), -1);
+  std::vector<std::vector<Feed>> feeds(refRanges);
+  std::vector<unsigned> feedsOf(x.ranges.size(), 0);
   // Both slot lists are sorted: walk them together.
   auto it = ref.slots.begin();
   for (const SlotPlace &where : x.slots) {
@@ -312,32 +322,52 @@ bool match(const Layout &ref, const Layout &x, std::vector<Range> &pieces,
     size_t i = where.range, j = it->range;
     int64_t address = x.ranges[i].start + (where.l2bm - x.ranges[i].l2bm);
     int64_t offset = address - (it->l2bm - ref.ranges[j].l2bm);
-    Feed &f = feeds[j];
-    if (f.from < 0) {
-      f = {int(i), address, address, offset};
-    } else if (f.from != int(i) || f.offset != offset) {
+    auto same = [&](const Feed &f) { return f.from == i; };
+    auto f = std::find_if(feeds[j].begin(), feeds[j].end(), same);
+    if (f != feeds[j].end() && f->offset != offset)
       return false;
+    if (f == feeds[j].end()) {
+      feeds[j].push_back({i, offset, address, address});
+      ++feedsOf[i];
+      continue;
     }
-    f.first = std::min(f.first, address);
-    f.last = std::max(f.last, address);
-    feeding[i] = feeding[i] == -1 || feeding[i] == int(j) ? int(j) : -2;
+    f->first = std::min(f->first, address);
+    f->last = std::max(f->last, address);
   }
   for (size_t j = 0; j < refRanges; ++j) {
-    const Feed &f = feeds[j];
-    if (f.from < 0)
-      continue;
-    const Range &r = x.ranges[size_t(f.from)];
-    Range &piece = pieces[j];
-    piece = r;
-    if (feeding[size_t(f.from)] != int(j)) {
-      piece.start = f.first / kMvUnitLongWords * kMvUnitLongWords;
-      piece.longWords =
-          roundUp(f.last + kQuadLongWords, kMvUnitLongWords) - piece.start;
+    for (const Feed &f : feeds[j]) {
+      Piece piece;
+      piece.range = x.ranges[f.from];
+      if (feedsOf[f.from] != 1) {
+        piece.range.start = f.first / kMvUnitLongWords * kMvUnitLongWords;
+        piece.range.longWords =
+            roundUp(f.last + kQuadLongWords, kMvUnitLongWords) -
+            piece.range.start;
+      }
+      piece.shift = piece.range.start - f.offset;
+      if (piece.shift < 0 || piece.shift % kMvUnitLongWords != 0 ||
+          piece.shift + piece.range.longWords > ref.ranges[j].longWords)
+        return false;
+      pieces[j].push_back(piece);
     }
-    shift[j] = piece.start - f.offset;
-    if (shift[j] < 0 || shift[j] % kMvUnitLongWords != 0 ||
-        shift[j] + piece.longWords > ref.ranges[j].longWords)
-      return false;
+    // Two pieces must not write one long word of the L2BM.
+    std::vector<Piece> byPlace = pieces[j];
+    std::sort(byPlace.begin(), byPlace.end(),
+              [](const Piece &a, const Piece &b) { return a.shift < b.shift; });
+    for (size_t k = 1; k < byPlace.size(); ++k)
+      if (byPlace[k - 1].shift + byPlace[k - 1].range.longWords >
+          byPlace[k].shift)
+        return false;
+    // The unit's own group's pieces first, so that the units of every
+    // group issue their own ranges by one parallel transfer.
+    std::stable_sort(pieces[j].begin(), pieces[j].end(),
+                     [&](const Piece &a, const Piece &b) {
+                       bool ownA = a.range.group == int(group);
+                       bool ownB = b.range.group == int(group);
+                       if (ownA != ownB)
+                         return ownA;
+                       return a.shift < b.shift;
+                     });
   }
   masked.clear();
   for (int64_t z : x.zeroSlots)
@@ -395,12 +425,11 @@ struct Reference {
   int64_t sharedBase = 0;
   std::array<int64_t, 8> l1bBase{};
   int64_t longWords = 0;
-  std::vector<std::vector<int64_t>> sharedShift;
-  std::vector<std::array<std::vector<int64_t>, 8>> l1bShift;
-  /// Per unit and section, the unit's DRAM range feeding each of ref's
-  /// (match).
-  std::vector<std::vector<Range>> sharedPieces;
-  std::vector<std::array<std::vector<Range>, 8>> l1bPieces;
+  /// Per unit and section, the unit's DRAM ranges feeding each of ref's
+  /// (match), and the most pieces any unit's section has per ref range.
+  std::vector<std::vector<std::vector<Piece>>> sharedPieces;
+  std::vector<std::array<std::vector<std::vector<Piece>>, 8>> l1bPieces;
+  std::vector<size_t> sharedWidth, l1bWidth;
   std::map<uint64_t, std::vector<int64_t>> masked;
 };
 
@@ -421,14 +450,12 @@ bool referenceOf(const std::vector<Sections> &all,
   // Zeros where some section has data: per slot, the places that zero it.
   std::map<int64_t, uint64_t> zeroAt;
   std::set<int64_t> sharedZeros, l1bZeros;
-  ref.sharedShift.resize(all.size());
-  ref.l1bShift.resize(all.size());
   ref.sharedPieces.resize(all.size());
   ref.l1bPieces.resize(all.size());
   std::vector<int64_t> masked;
   for (size_t u = 0; u < all.size(); ++u) {
     const Sections &s = all[u];
-    if (!match(ref.shared, s.shared, ref.sharedPieces[u], ref.sharedShift[u],
+    if (!match(ref.shared, s.shared, units[u].group, ref.sharedPieces[u],
                masked))
       return false;
     auto place = [&](unsigned k) {
@@ -444,7 +471,7 @@ bool referenceOf(const std::vector<Sections> &all,
       continue;
     for (unsigned k = 0; k < 8; ++k) {
       const Layout &l = s.l1b[k];
-      if (!match(ref.l1b, l, ref.l1bPieces[u][k], ref.l1bShift[u][k], masked))
+      if (!match(ref.l1b, l, units[u].group, ref.l1bPieces[u][k], masked))
         return false;
       for (int64_t z : masked)
         zeroAt[z] |= place(k);
@@ -455,6 +482,22 @@ bool referenceOf(const std::vector<Sections> &all,
   }
   for (const auto &[slot, places] : zeroAt)
     ref.masked[places].push_back(slot);
+  // Every unit issues as many transfers per ref range as the unit with
+  // the most pieces there (empty ones where it has fewer).
+  auto widen = [](std::vector<size_t> &width,
+                  const std::vector<std::vector<Piece>> &pieces) {
+    width.resize(std::max(width.size(), pieces.size()), 0);
+    for (size_t j = 0; j < pieces.size(); ++j)
+      width[j] = std::max(width[j], std::max<size_t>(pieces[j].size(), 1));
+  };
+  ref.sharedWidth.assign(ref.shared.ranges.size(), 1);
+  ref.l1bWidth.assign(ref.l1b.ranges.size(), 1);
+  for (size_t u = 0; u < all.size(); ++u) {
+    widen(ref.sharedWidth, ref.sharedPieces[u]);
+    if (all[u].distinct)
+      for (const auto &pieces : ref.l1bPieces[u])
+        widen(ref.l1bWidth, pieces);
+  }
   ref.shared.zeroSlots.assign(sharedZeros.begin(), sharedZeros.end());
   ref.l1b.zeroSlots.assign(l1bZeros.begin(), l1bZeros.end());
   int64_t at = roundUp(ref.shared.longWords, kMvUnitLongWords);
@@ -530,26 +573,27 @@ bool gemm::loadImages(VsmWriter &out, PeSetup &setup, const MatrixUnit &unit,
   auto rangesOf = [&](size_t u) {
     const Sections &s = sections[u];
     std::vector<Range> all;
-    auto add = [&](const std::vector<Range> &pieces,
-                   const std::vector<int64_t> &shift, const Layout &ref,
+    auto add = [&](const std::vector<std::vector<Piece>> &pieces,
+                   const std::vector<size_t> &width, const Layout &ref,
                    int64_t base) {
-      for (size_t j = 0; j < ref.ranges.size(); ++j) {
-        Range r = j < pieces.size() ? pieces[j] : Range();
-        r.l2bm = budget.l2bmBase + base + ref.ranges[j].l2bm +
-                 (j < shift.size() ? shift[j] : 0);
-        all.push_back(r);
-      }
+      for (size_t j = 0; j < ref.ranges.size(); ++j)
+        for (size_t k = 0; k < width[j]; ++k) {
+          Piece piece;
+          if (j < pieces.size() && k < pieces[j].size())
+            piece = pieces[j][k];
+          Range r = piece.range;
+          r.l2bm = budget.l2bmBase + base + ref.ranges[j].l2bm + piece.shift;
+          all.push_back(r);
+        }
     };
-    add(layout.sharedPieces[u], layout.sharedShift[u], layout.shared,
+    add(layout.sharedPieces[u], layout.sharedWidth, layout.shared,
         layout.sharedBase);
     if (layout.distinct)
       for (int k = 0; k < 8; ++k)
         if (layout.l1bUsed[size_t(k)])
           add(s.distinct ? layout.l1bPieces[u][size_t(k)]
-                         : std::vector<Range>(),
-              s.distinct ? layout.l1bShift[u][size_t(k)]
-                         : std::vector<int64_t>(),
-              layout.l1b, layout.l1bBase[size_t(k)]);
+                         : std::vector<std::vector<Piece>>(),
+              layout.l1bWidth, layout.l1b, layout.l1bBase[size_t(k)]);
     return all;
   };
   std::vector<std::vector<Range>> ranges;
