@@ -351,23 +351,17 @@ bool match(const Layout &ref, const Layout &x, unsigned group,
       pieces[j].push_back(piece);
     }
     // Two pieces must not write one long word of the L2BM.
-    std::vector<Piece> byPlace = pieces[j];
-    std::sort(byPlace.begin(), byPlace.end(),
+    std::vector<Piece> &in = pieces[j];
+    std::sort(in.begin(), in.end(),
               [](const Piece &a, const Piece &b) { return a.shift < b.shift; });
-    for (size_t k = 1; k < byPlace.size(); ++k)
-      if (byPlace[k - 1].shift + byPlace[k - 1].range.longWords >
-          byPlace[k].shift)
+    for (size_t k = 1; k < in.size(); ++k)
+      if (in[k - 1].shift + in[k - 1].range.longWords > in[k].shift)
         return false;
     // The unit's own group's pieces first, so that the units of every
     // group issue their own ranges by one parallel transfer.
-    std::stable_sort(pieces[j].begin(), pieces[j].end(),
-                     [&](const Piece &a, const Piece &b) {
-                       bool ownA = a.range.group == int(group);
-                       bool ownB = b.range.group == int(group);
-                       if (ownA != ownB)
-                         return ownA;
-                       return a.shift < b.shift;
-                     });
+    std::stable_partition(in.begin(), in.end(), [&](const Piece &p) {
+      return p.range.group == int(group);
+    });
   }
   masked.clear();
   for (int64_t z : x.zeroSlots)
@@ -483,12 +477,12 @@ bool referenceOf(const std::vector<Sections> &all,
   for (const auto &[slot, places] : zeroAt)
     ref.masked[places].push_back(slot);
   // Every unit issues as many transfers per ref range as the unit with
-  // the most pieces there (empty ones where it has fewer).
+  // the most pieces there, at least one (empty ones where it has fewer;
+  // match gives every section it matched one list per ref range).
   auto widen = [](std::vector<size_t> &width,
                   const std::vector<std::vector<Piece>> &pieces) {
-    width.resize(std::max(width.size(), pieces.size()), 0);
     for (size_t j = 0; j < pieces.size(); ++j)
-      width[j] = std::max(width[j], std::max<size_t>(pieces[j].size(), 1));
+      width[j] = std::max(width[j], pieces[j].size());
   };
   ref.sharedWidth.assign(ref.shared.ranges.size(), 1);
   ref.l1bWidth.assign(ref.l1b.ranges.size(), 1);
